@@ -1,0 +1,43 @@
+/**
+ * The `agentgov` command line: one binary, subcommands dispatched from here.
+ * bin/agentgov.js imports the compiled form of this file.
+ */
+import { readFileSync } from 'node:fs'
+import { policyCommand, POLICY_HELP } from './policy.js'
+
+export const HELP = `agentgov: governance back end for LLM agents
+
+Usage: agentgov <command> [options]
+
+Commands:
+  policy validate FILE   check a JSON file of policies; prints every error with its config path
+  policy compile FILE    print the JSON-logic each policy of FILE compiles to
+  policy eval FILE INPUT decide INPUT (a v1 or legacy /evaluate body, JSON) against the policies of FILE
+
+Options:
+  -h, --help     this text (every command also takes --help)
+  -v, --version  the version
+`
+
+function version (): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }
+  return pkg.version
+}
+
+/** Runs the command line; resolves to the process exit code. */
+export async function main (argv: string[], out: NodeJS.WritableStream = process.stdout, err: NodeJS.WritableStream = process.stderr): Promise<number> {
+  const [command, ...rest] = argv
+  if (command === undefined || command === '-h' || command === '--help' || command === 'help') {
+    out.write(HELP)
+    return command === undefined ? 1 : 0
+  }
+  if (command === '-v' || command === '--version') {
+    out.write(`${version()}\n`)
+    return 0
+  }
+  if (command === 'policy') return policyCommand(rest, out, err)
+  err.write(`agentgov: unknown command "${command}"\n\n${HELP}`)
+  return 2
+}
+
+export { POLICY_HELP }

@@ -1,0 +1,175 @@
+/**
+ * State that policies read: sliding-window counters (rate_limit), recorded spend (budget_limit) and
+ * approvals (human_oversight). Each sits behind a small interface so that the control plane and the
+ * sidecar can feed it; the in-memory implementations here are what both use by default. Every method
+ * takes the time explicitly, so tests control the clock.
+ */
+
+/** A sliding window: `spanMs` long, counted in `buckets` equal sub-windows. */
+export interface WindowSpec {
+  readonly name: string
+  readonly spanMs: number
+  readonly buckets: number
+}
+
+export const WINDOWS = {
+  minute: { name: 'minute', spanMs: 60_000, buckets: 60 }, // 1 s resolution
+  hour: { name: 'hour', spanMs: 3_600_000, buckets: 60 }, // 1 min resolution
+  day: { name: 'day', spanMs: 86_400_000, buckets: 144 } // 10 min resolution
+} as const satisfies Record<string, WindowSpec>
+
+/** Counts per key in sliding windows. */
+export interface RateCounterStore {
+  /** The amount counted under `key` in the window ending at `now`. */
+  total (key: string, window: WindowSpec, now: number): number
+  /** Counts `amount` under `key` at `now`. */
+  add (key: string, window: WindowSpec, amount: number, now: number): void
+}
+
+/** One key's window: a ring of buckets, each holding the amount of one sub-window. */
+class Ring {
+  readonly counts: Float64Array
+  /** Index (in sub-windows since the epoch) of the newest bucket written. */
+  head = -1
+  constructor (readonly window: WindowSpec) {
+    this.counts = new Float64Array(window.buckets)
+  }
+
+  private advance (slot: number): void {
+    const n = this.counts.length
+    if (this.head === -1 || slot - this.head >= n) {
+      this.counts.fill(0)
+    } else {
+      for (let s = this.head + 1; s <= slot; s++) this.counts[s % n] = 0
+    }
+    this.head = slot
+  }
+
+  total (now: number): number {
+    const slot = Math.floor(now / (this.window.spanMs / this.window.buckets))
+    if (slot > this.head) this.advance(slot)
+    let sum = 0
+    for (let i = 0; i < this.counts.length; i++) sum += this.counts[i] as number
+    return sum
+  }
+
+  add (amount: number, now: number): void {
+    const slot = Math.floor(now / (this.window.spanMs / this.window.buckets))
+    if (slot > this.head) this.advance(slot)
+    // A clock that stepped back counts into the newest bucket.
+    const target = slot < this.head ? this.head : slot
+    this.counts[target % this.counts.length] = (this.counts[target % this.counts.length] as number) + amount
+  }
+}
+
+/** In-memory counters; at most `maxKeys` keys, the least recently used dropped first. */
+export class MemoryRateCounters implements RateCounterStore {
+  private readonly rings = new Map<string, Ring>()
+  constructor (private readonly maxKeys = 100_000) {}
+
+  private ring (key: string, window: WindowSpec, create: boolean): Ring | undefined {
+    const k = `${window.name}\u0000${key}`
+    const ring = this.rings.get(k)
+    if (ring !== undefined) {
+      // Re-insert to keep the map in least-recently-used order.
+      this.rings.delete(k)
+      this.rings.set(k, ring)
+      return ring
+    }
+    if (!create) return undefined
+    const fresh = new Ring(window)
+    this.rings.set(k, fresh)
+    if (this.rings.size > this.maxKeys) {
+      const oldest = this.rings.keys().next().value as string
+      this.rings.delete(oldest)
+    }
+    return fresh
+  }
+
+  total (key: string, window: WindowSpec, now: number): number {
+    return this.ring(key, window, false)?.total(now) ?? 0
+  }
+
+  add (key: string, window: WindowSpec, amount: number, now: number): void {
+    (this.ring(key, window, true) as Ring).add(amount, now)
+  }
+
+  get size (): number {
+    return this.rings.size
+  }
+}
+
+export type BudgetPer = 'agent' | 'user' | 'tenant'
+export type BudgetPeriod = 'day' | 'month'
+
+/** Spend recorded for budget_limit (sum of `cost_usd`). */
+export interface BudgetLedger {
+  /** USD spent by `subject` (agent id, user id, or '*' for the tenant) in the UTC period holding `now`. */
+  spent (per: BudgetPer, subject: string, period: BudgetPeriod, now: number): number
+}
+
+/** Start of the UTC day or month holding `ms`. */
+export function periodStart (period: BudgetPeriod, ms: number): number {
+  const d = new Date(ms)
+  return period === 'day'
+    ? Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate())
+    : Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1)
+}
+
+/**
+ * In-memory ledger of one tenant: `record` each cost as it arrives (from events), `spent` answers in
+ * O(1). Keeps the current and previous period only.
+ */
+export class MemoryBudgetLedger implements BudgetLedger {
+  private readonly sums = new Map<string, { start: number, usd: number }>()
+
+  record (cost: { agentId: string, userId?: string | null, usd: number, at: number }): void {
+    if (!Number.isFinite(cost.usd) || cost.usd <= 0) return
+    const subjects: Array<[BudgetPer, string]> = [['agent', cost.agentId], ['tenant', '*']]
+    if (cost.userId != null && cost.userId !== '') subjects.push(['user', cost.userId])
+    for (const period of ['day', 'month'] as const) {
+      const start = periodStart(period, cost.at)
+      for (const [per, subject] of subjects) {
+        const key = `${period}\u0000${per}\u0000${subject}`
+        const cur = this.sums.get(key)
+        if (cur === undefined || cur.start < start) this.sums.set(key, { start, usd: cost.usd })
+        else if (cur.start === start) cur.usd += cost.usd
+        // Costs of an earlier period than the one held are too late to matter.
+      }
+    }
+  }
+
+  spent (per: BudgetPer, subject: string, period: BudgetPeriod, now: number): number {
+    const cur = this.sums.get(`${period}\u0000${per}\u0000${subject}`)
+    return cur !== undefined && cur.start === periodStart(period, now) ? cur.usd : 0
+  }
+}
+
+export type ApprovalState = 'approved' | 'pending' | 'rejected' | 'used' | 'unknown'
+
+/** Approvals for human_oversight. */
+export interface ApprovalSource {
+  /** The state of approval `approvalId` for agent `agentId` (another agent's approval is 'unknown'). */
+  state (approvalId: string, agentId: string): ApprovalState
+  /** Marks an approved approval used; called once the decision it allowed is made. */
+  consume (approvalId: string, agentId: string): void
+}
+
+/** In-memory approvals, for tests and for the sidecar's cache. */
+export class MemoryApprovals implements ApprovalSource {
+  private readonly states = new Map<string, { agentId: string, state: ApprovalState }>()
+
+  set (approvalId: string, agentId: string, state: ApprovalState): void {
+    this.states.set(approvalId, { agentId, state })
+  }
+
+  state (approvalId: string, agentId: string): ApprovalState {
+    const s = this.states.get(approvalId)
+    return s === undefined || s.agentId !== agentId ? 'unknown' : s.state
+  }
+
+  consume (approvalId: string, agentId: string): void {
+    const s = this.states.get(approvalId)
+    if (s !== undefined && s.agentId === agentId && s.state === 'approved') s.state = 'used'
+  }
+}

@@ -1,0 +1,241 @@
+/**
+ * The policy engine's own JSON-logic operations, in one table. Each compiles its constant arguments
+ * (glob lists, regular expressions, domain lists) once, at compile time.
+ *
+ *   {"glob": [value, patterns]}                      true when the string value matches a glob
+ *   {"regex_match": [text, patterns]}                the first pattern the text matches, else null
+ *   {"domain_match": [host, domains]}                the first domain entry matching the host, else null
+ *   {"network_violation": [urls, allowed, denied]}   a message for the first URL whose host is refused
+ *   {"pii": [text, kinds]}                           the first PII kind found in the text, else null
+ *   {"rate_exceeded": [key, window, limit, amount]}  true when the window's count plus amount exceeds limit
+ *   {"budget_reached": [per, subject, period, max]}  true when the recorded spend has reached max
+ *   {"approval_missing": [approval_id, agent_id]}    true unless the id names an approved, unused approval
+ *
+ * Stateful operations read the evaluation context (PolicyContext) and queue their writes in
+ * `ctx.pending`; the policy set commits them only when the decision allows the request.
+ */
+import type { CompiledArg, EvalContext, Evaluator, OperationSpec, OperationTable } from './jsonlogic.js'
+import { compileGlobs, type GlobSet } from './glob.js'
+import { compileDomains, hostOf } from './domains.js'
+import { containsPii, isPiiKind, type PiiKind } from './pii.js'
+import { compileSafePattern } from './regex-safety.js'
+import { WINDOWS, type ApprovalSource, type BudgetLedger, type BudgetPer, type BudgetPeriod, type RateCounterStore } from './counters.js'
+
+/** What the stateful operations read during one evaluation. */
+export interface PolicyContext extends EvalContext {
+  now: number
+  rates?: RateCounterStore
+  budget?: BudgetLedger
+  approvals?: ApprovalSource
+  /** Writes to run if the decision allows the request. */
+  pending: Array<() => void>
+  /** PII results of this evaluation, for the text they were computed on. */
+  piiText?: string
+  piiMemo?: Map<PiiKind, boolean>
+}
+
+function stringList (value: unknown, what: string): string[] {
+  const list = typeof value === 'string' ? [value] : value
+  if (!Array.isArray(list) || !list.every((v) => typeof v === 'string')) {
+    throw new Error(`${what} must be a string or a list of strings`)
+  }
+  return list as string[]
+}
+
+function constantArg (args: CompiledArg[], i: number, op: string, what: string): unknown {
+  const a = args[i]
+  if (a === undefined || !a.constant) throw new Error(`${op}: ${what} must be written in the rule, not computed`)
+  return a.value
+}
+
+function argFn (args: CompiledArg[], i: number): Evaluator {
+  return args[i]?.fn ?? (() => undefined)
+}
+
+const glob: OperationSpec = {
+  compile (args) {
+    const value = argFn(args, 0)
+    const second = args[1]
+    if (second !== undefined && second.constant) {
+      const set = compileGlobs(stringList(second.value, 'glob: patterns'))
+      return (d, c) => {
+        const v = value(d, c)
+        return typeof v === 'string' && set.match(v) !== undefined
+      }
+    }
+    const patterns = argFn(args, 1)
+    return (d, c) => {
+      const v = value(d, c)
+      const p = patterns(d, c)
+      if (typeof v !== 'string') return false
+      let set: GlobSet
+      try {
+        set = compileGlobs(stringList(p, 'glob: patterns'))
+      } catch {
+        return false
+      }
+      return set.match(v) !== undefined
+    }
+  }
+}
+
+const regexMatch: OperationSpec = {
+  compile (args) {
+    const text = argFn(args, 0)
+    const sources = stringList(constantArg(args, 1, 'regex_match', 'patterns'), 'regex_match: patterns')
+    const regexes = sources.map((s) => compileSafePattern(s))
+    return (d, c) => {
+      const t = text(d, c)
+      if (typeof t !== 'string') return null
+      for (let i = 0; i < regexes.length; i++) {
+        if ((regexes[i] as RegExp).test(t)) return sources[i]
+      }
+      return null
+    }
+  }
+}
+
+const domainMatch: OperationSpec = {
+  compile (args) {
+    const host = argFn(args, 0)
+    const set = compileDomains(stringList(constantArg(args, 1, 'domain_match', 'domains'), 'domain_match: domains'))
+    return (d, c) => {
+      const h = host(d, c)
+      return typeof h === 'string' ? set.match(h.toLowerCase()) ?? null : null
+    }
+  }
+}
+
+const networkViolation: OperationSpec = {
+  compile (args) {
+    const urls = argFn(args, 0)
+    const allowedRaw = constantArg(args, 1, 'network_violation', 'allowed domains')
+    const deniedRaw = constantArg(args, 2, 'network_violation', 'denied domains')
+    const allowed = allowedRaw === null ? null : compileDomains(stringList(allowedRaw, 'network_violation: allowed domains'))
+    const denied = compileDomains(deniedRaw === null ? [] : stringList(deniedRaw, 'network_violation: denied domains'))
+    const check = (url: string): string | null => {
+      const host = hostOf(url)
+      if (host === undefined) return `URL "${url.slice(0, 200)}" cannot be parsed`
+      const hit = denied.match(host)
+      if (hit !== undefined) return `host ${host} is denied (${hit})`
+      if (allowed !== null && allowed.match(host) === undefined) return `host ${host} is not in the allowed domains`
+      return null
+    }
+    return (d, c) => {
+      const values = urls(d, c)
+      if (!Array.isArray(values)) return null
+      for (const v of values) {
+        if (typeof v === 'string') {
+          const m = check(v)
+          if (m !== null) return m
+        } else if (Array.isArray(v)) {
+          for (const u of v) {
+            if (typeof u !== 'string') continue
+            const m = check(u)
+            if (m !== null) return m
+          }
+        }
+      }
+      return null
+    }
+  }
+}
+
+const pii: OperationSpec = {
+  compile (args) {
+    const text = argFn(args, 0)
+    const kinds = stringList(constantArg(args, 1, 'pii', 'kinds'), 'pii: kinds')
+    for (const k of kinds) if (!isPiiKind(k)) throw new Error(`pii: unknown kind "${k}"`)
+    const list = kinds as PiiKind[]
+    return (d, c) => {
+      const t = text(d, c)
+      if (typeof t !== 'string' || t === '') return null
+      const ctx = c as PolicyContext
+      if (ctx.piiText !== t || ctx.piiMemo === undefined) {
+        ctx.piiText = t
+        ctx.piiMemo = new Map()
+      }
+      const memo = ctx.piiMemo
+      for (const k of list) {
+        const known = memo.get(k)
+        const found = known ?? containsPii(k, t)
+        if (known === undefined) memo.set(k, found)
+        if (found) return k
+      }
+      return null
+    }
+  }
+}
+
+const rateExceeded: OperationSpec = {
+  compile (args) {
+    const key = argFn(args, 0)
+    const windowName = constantArg(args, 1, 'rate_exceeded', 'window')
+    const window = typeof windowName === 'string' && Object.hasOwn(WINDOWS, windowName)
+      ? WINDOWS[windowName as keyof typeof WINDOWS]
+      : undefined
+    if (window === undefined) throw new Error('rate_exceeded: window must be "minute", "hour" or "day"')
+    const limit = constantArg(args, 2, 'rate_exceeded', 'limit')
+    if (typeof limit !== 'number' || !(limit >= 0)) throw new Error('rate_exceeded: limit must be a number >= 0')
+    const amountFn = argFn(args, 3)
+    return (d, c) => {
+      const ctx = c as PolicyContext
+      const store = ctx.rates
+      if (store === undefined) return false
+      const k = String(key(d, c))
+      const a = amountFn(d, c)
+      const amount = typeof a === 'number' && a > 0 ? a : (args[3] === undefined ? 1 : 0)
+      const now = ctx.now
+      if (amount > 0) ctx.pending.push(() => store.add(k, window, amount, now))
+      return store.total(k, window, now) + amount > limit
+    }
+  }
+}
+
+const budgetReached: OperationSpec = {
+  compile (args) {
+    const per = constantArg(args, 0, 'budget_reached', 'per')
+    if (per !== 'agent' && per !== 'user' && per !== 'tenant') throw new Error('budget_reached: per must be "agent", "user" or "tenant"')
+    const subject = argFn(args, 1)
+    const period = constantArg(args, 2, 'budget_reached', 'period')
+    if (period !== 'day' && period !== 'month') throw new Error('budget_reached: period must be "day" or "month"')
+    const max = constantArg(args, 3, 'budget_reached', 'max')
+    if (typeof max !== 'number' || !(max >= 0)) throw new Error('budget_reached: max must be a number >= 0')
+    return (d, c) => {
+      const ctx = c as PolicyContext
+      if (ctx.budget === undefined) return false
+      const s = per === 'tenant' ? '*' : subject(d, c)
+      if (typeof s !== 'string' || s === '') return false
+      return ctx.budget.spent(per as BudgetPer, s, period as BudgetPeriod, ctx.now) >= max
+    }
+  }
+}
+
+const approvalMissing: OperationSpec = {
+  compile (args) {
+    const id = argFn(args, 0)
+    const agent = argFn(args, 1)
+    return (d, c) => {
+      const ctx = c as PolicyContext
+      const approvalId = id(d, c)
+      const agentId = agent(d, c)
+      const source = ctx.approvals
+      if (source === undefined || typeof approvalId !== 'string' || typeof agentId !== 'string') return true
+      if (source.state(approvalId, agentId) !== 'approved') return true
+      ctx.pending.push(() => source.consume(approvalId, agentId))
+      return false
+    }
+  }
+}
+
+/** Every operation the policy engine adds to JSON-logic. */
+export const POLICY_OPERATIONS: OperationTable = new Map<string, OperationSpec>([
+  ['glob', glob],
+  ['regex_match', regexMatch],
+  ['domain_match', domainMatch],
+  ['network_violation', networkViolation],
+  ['pii', pii],
+  ['rate_exceeded', rateExceeded],
+  ['budget_reached', budgetReached],
+  ['approval_missing', approvalMissing]
+])

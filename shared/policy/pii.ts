@@ -1,0 +1,142 @@
+/**
+ * PII detectors for the content_filter policy. Each detector is a linear-time scan (no backtracking
+ * patterns) followed by a check that cuts false positives: Luhn for card numbers, the SSA's invalid
+ * areas and groups for US social security numbers, a digit count for phone numbers.
+ */
+
+export const PII_KINDS = ['email', 'credit_card', 'us_ssn', 'phone', 'secret'] as const
+export type PiiKind = typeof PII_KINDS[number]
+
+export function isPiiKind (value: unknown): value is PiiKind {
+  return typeof value === 'string' && (PII_KINDS as readonly string[]).includes(value)
+}
+
+// Local part and domain per the common (not the full RFC 5322) shape; the TLD has 2+ letters. The
+// domain is matched at each '@' on a bounded slice, so a long text costs linear time.
+const EMAIL_LOCAL = /[A-Za-z0-9._%+-]/
+const EMAIL_DOMAIN = /^[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}/
+
+// 13-19 digits, optionally grouped by single spaces or dashes, not glued to other digits.
+const CARD = /(?<![0-9])[0-9](?:[ -]?[0-9]){12,18}(?![0-9])/g
+
+// AAA-GG-SSSS with dashes or spaces, or nine bare digits preceded by an "ssn" label.
+const SSN = /(?<![0-9])([0-9]{3})([- ])([0-9]{2})\2([0-9]{4})(?![0-9])/g
+const SSN_LABELLED = /\bssn\b[ \t]{0,3}(?:#|no\.?|number)?[ \t]{0,3}[:=]?[ \t]{0,3}([0-9]{3})([0-9]{2})([0-9]{4})(?![0-9])/gi
+
+// +1 (555) 123-4567, 555-123-4567, 555.123.4567, +44 20 7946 0958 ... : 10 to 15 digits in groups.
+const PHONE = /(?<![0-9A-Za-z+])(?:\+[0-9]{1,3}[ .-]?)?(?:\([0-9]{2,4}\)|[0-9]{2,4})(?:[ .-][0-9]{2,4}){2,4}(?![0-9])/g
+
+const IPV4 = /^[0-9]{1,3}(?:\.[0-9]{1,3}){3}$/
+
+const SECRETS: readonly RegExp[] = [
+  /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/, // AWS access key id
+  /\bgh[pousr]_[A-Za-z0-9]{36}/, // GitHub tokens
+  /\bgithub_pat_[A-Za-z0-9_]{40}/, // GitHub fine-grained token
+  /\bsk-ant-[A-Za-z0-9_-]{20,}/, // Anthropic
+  /\bsk-(?:proj-)?[A-Za-z0-9_-]{20,}/, // OpenAI
+  /\bxox[abposr]-[A-Za-z0-9-]{10,}/, // Slack
+  /\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}/, // Stripe
+  /\bAIza[0-9A-Za-z_-]{35}/, // Google API key (JWTs are found by hasJwt)
+  /-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----/, // PEM private key
+  /\b(?:sk_agent|tk_live|zk_live)_[A-Za-z0-9_-]{16,}/ // agentgov's own keys
+]
+
+export function luhnValid (digits: string): boolean {
+  let sum = 0
+  let double = false
+  for (let i = digits.length - 1; i >= 0; i--) {
+    let d = digits.charCodeAt(i) - 48
+    if (double) {
+      d *= 2
+      if (d > 9) d -= 9
+    }
+    sum += d
+    double = !double
+  }
+  return sum % 10 === 0
+}
+
+function hasEmail (text: string): boolean {
+  for (let at = text.indexOf('@'); at !== -1; at = text.indexOf('@', at + 1)) {
+    if (at === 0 || !EMAIL_LOCAL.test(text[at - 1] as string)) continue
+    if (EMAIL_DOMAIN.test(text.slice(at + 1, at + 256))) return true
+  }
+  return false
+}
+
+function isB64Url (c: number): boolean {
+  return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 45 || c === 95
+}
+
+/** End (exclusive) of the run of base64url characters starting at `i`. */
+function runEnd (text: string, i: number): number {
+  while (i < text.length && isB64Url(text.charCodeAt(i))) i++
+  return i
+}
+
+/**
+ * A JSON Web Token: three base64url segments joined by dots, the first two JSON objects ("eyJ").
+ * Scanned by hand: each run of base64url characters is read once, so the cost is linear.
+ */
+function hasJwt (text: string): boolean {
+  let i = text.indexOf('eyJ')
+  while (i !== -1) {
+    const end = runEnd(text, i)
+    if (end - i >= 11 && text[end] === '.' && text.startsWith('eyJ', end + 1)) {
+      const end2 = runEnd(text, end + 1)
+      if (end2 - end - 1 >= 11 && text[end2] === '.' && runEnd(text, end2 + 1) - end2 - 1 >= 8) return true
+    }
+    i = text.indexOf('eyJ', Math.max(end, i + 1))
+  }
+  return false
+}
+
+function hasCard (text: string): boolean {
+  for (const m of text.matchAll(CARD)) {
+    const digits = m[0].replace(/[ -]/g, '')
+    // A separator style must be consistent: "4111 1111 1111 1111" or "4111-1111-..." or none.
+    if (m[0].includes(' ') && m[0].includes('-')) continue
+    if (/^(\d)\1+$/.test(digits)) continue
+    if (luhnValid(digits)) return true
+  }
+  return false
+}
+
+export function ssnValid (area: string, group: string, serial: string): boolean {
+  const a = Number(area)
+  if (a === 0 || a === 666 || a >= 900) return false
+  return group !== '00' && serial !== '0000'
+}
+
+function hasSsn (text: string): boolean {
+  for (const m of text.matchAll(SSN)) {
+    if (ssnValid(m[1] as string, m[3] as string, m[4] as string)) return true
+  }
+  for (const m of text.matchAll(SSN_LABELLED)) {
+    if (ssnValid(m[1] as string, m[2] as string, m[3] as string)) return true
+  }
+  return false
+}
+
+function hasPhone (text: string): boolean {
+  for (const m of text.matchAll(PHONE)) {
+    let n = 0
+    for (let i = 0; i < m[0].length; i++) {
+      const c = m[0].charCodeAt(i)
+      if (c >= 48 && c <= 57) n++
+    }
+    if (n >= 10 && n <= 15 && !IPV4.test(m[0])) return true
+  }
+  return false
+}
+
+/** Whether `text` contains PII of the given kind. */
+export function containsPii (kind: PiiKind, text: string): boolean {
+  switch (kind) {
+    case 'email': return hasEmail(text)
+    case 'credit_card': return hasCard(text)
+    case 'us_ssn': return hasSsn(text)
+    case 'phone': return hasPhone(text)
+    case 'secret': return SECRETS.some((re) => re.test(text)) || hasJwt(text)
+  }
+}

@@ -1,0 +1,169 @@
+/**
+ * From an agent's effective policies to one decision function (policy-types.md, "From policies to one
+ * decision"). Every policy becomes one compiled JSON-logic closure, once per config version; evaluating
+ * is a loop over closures with no parsing and no I/O.
+ */
+import { compileLogic, truthy, type Evaluator } from './jsonlogic.js'
+import { POLICY_OPERATIONS, type PolicyContext } from './operations.js'
+import { MemoryRateCounters, type ApprovalSource, type BudgetLedger, type RateCounterStore } from './counters.js'
+import type { InputDocument } from './input.js'
+import type { Restrictions } from './types/common.js'
+import { policyLogic, policyTypeDef } from './registry.js'
+import { byPriorityThenName, normalizeScopeType } from './scope.js'
+
+export type Enforcement = 'enforce' | 'audit' | 'disabled'
+
+export interface PolicyInput {
+  id: string
+  name: string
+  type: string
+  enforcement?: Enforcement | string
+  priority?: number
+  config: unknown
+  /** Optional scope; USER scope is checked per request against the input's user_id. */
+  scope_type?: string
+  scope_id?: string
+  is_active?: boolean
+}
+
+export interface PolicyResult {
+  id: string
+  name: string
+  type: string
+  result: 'pass' | 'fail'
+  message: string | null
+}
+
+export interface Decision {
+  allowed: boolean
+  reason: string | null
+  policies_evaluated: PolicyResult[]
+  warnings: string[]
+  restrictions: Restrictions
+}
+
+export interface PolicySetOptions {
+  /** Current time in ms; default Date.now. */
+  now?: () => number
+  /** Sliding-window counters; pass one long-lived store so counts survive recompiles. */
+  rates?: RateCounterStore
+  budget?: BudgetLedger
+  approvals?: ApprovalSource
+  /** Told about a policy that failed to compile or threw while evaluating (it then fails closed). */
+  onError?: (policy: { id: string, name: string }, err: Error) => void
+  /** Receives the values of JSON-logic `log` operations. */
+  log?: (value: unknown) => void
+}
+
+export interface CompiledPolicy {
+  id: string
+  name: string
+  type: string
+  enforcement: Enforcement
+  priority: number
+  /** The policy as JSON-logic: falsy = pass, a message = fail. */
+  logic: unknown
+  /** Set when the policy could not be compiled; it then always fails with this message. */
+  error?: string
+}
+
+export interface PolicySet {
+  evaluate (input: InputDocument): Decision
+  /** The enforced and audited policies, in evaluation order. */
+  readonly policies: readonly CompiledPolicy[]
+}
+
+interface Entry {
+  info: CompiledPolicy
+  fn: Evaluator
+  warnOnly: boolean
+  userScope: string | undefined
+}
+
+function enforcementOf (value: unknown): Enforcement {
+  return value === 'audit' || value === 'disabled' ? value : 'enforce'
+}
+
+function mergeRestrictions (into: Restrictions, r: Restrictions): void {
+  if (r.max_tokens !== undefined) into.max_tokens = Math.min(into.max_tokens ?? Infinity, r.max_tokens)
+  if (r.allowed_models !== undefined) {
+    const models = r.allowed_models
+    into.allowed_models = into.allowed_models === undefined
+      ? [...models]
+      : into.allowed_models.filter((m) => models.includes(m))
+  }
+}
+
+function compileEntry (p: PolicyInput, options: PolicySetOptions, restrictions: Restrictions): Entry {
+  const enforcement = enforcementOf(p.enforcement)
+  const info: CompiledPolicy = { id: p.id, name: p.name, type: p.type, enforcement, priority: p.priority ?? 0, logic: null }
+  const userScope = normalizeScopeType(p.scope_type) === 'USER' ? p.scope_id ?? '' : undefined
+  try {
+    const def = policyTypeDef(p.type)
+    const config = p.config as Record<string, unknown>
+    info.logic = policyLogic(p)
+    const fn = compileLogic(info.logic, { operations: POLICY_OPERATIONS, log: options.log }, 'logic')
+    if (enforcement === 'enforce' && def.restrictions !== undefined) mergeRestrictions(restrictions, def.restrictions(config))
+    return { info, fn, warnOnly: def.onMatch?.(config) === 'warn', userScope }
+  } catch (err) {
+    const message = `policy error: ${(err as Error).message}`
+    info.error = message
+    options.onError?.(p, err as Error)
+    return { info, fn: () => message, warnOnly: false, userScope }
+  }
+}
+
+/** Compiles an agent's effective policies into one decision function. */
+export function compilePolicySet (policies: readonly PolicyInput[], options: PolicySetOptions = {}): PolicySet {
+  const now = options.now ?? Date.now
+  const rates = options.rates ?? new MemoryRateCounters()
+  const restrictions: Restrictions = {}
+  const entries = policies
+    .filter((p) => p.is_active !== false && enforcementOf(p.enforcement) !== 'disabled')
+    .slice()
+    .sort(byPriorityThenName)
+    .map((p) => compileEntry(p, options, restrictions))
+  Object.freeze(restrictions)
+  if (restrictions.allowed_models !== undefined) Object.freeze(restrictions.allowed_models)
+  const { budget, approvals, onError } = options
+
+  function evaluate (input: InputDocument): Decision {
+    const ctx: PolicyContext = { now: now(), rates, budget, approvals, pending: [] }
+    const results: PolicyResult[] = []
+    const warnings: string[] = []
+    let reason: string | null = null
+    for (let i = 0; i < entries.length; i++) {
+      const e = entries[i] as Entry
+      if (e.userScope !== undefined && input.user_id !== e.userScope) continue
+      const info = e.info
+      let out: unknown
+      try {
+        out = e.fn(input, ctx)
+      } catch (err) {
+        out = `policy error: ${(err as Error).message}`
+        onError?.(info, err as Error)
+      }
+      if (!truthy(out)) {
+        results.push({ id: info.id, name: info.name, type: info.type, result: 'pass', message: null })
+        continue
+      }
+      const message = typeof out === 'string' ? out : 'denied'
+      if (e.warnOnly && info.error === undefined) {
+        warnings.push(`${info.name}: ${message}`)
+        results.push({ id: info.id, name: info.name, type: info.type, result: 'pass', message })
+        continue
+      }
+      results.push({ id: info.id, name: info.name, type: info.type, result: 'fail', message })
+      if (info.enforcement === 'enforce') {
+        reason ??= `${info.name}: ${message}`
+      } else {
+        warnings.push(`[audit] ${info.name}: ${message}`)
+      }
+    }
+    const allowed = reason === null
+    if (allowed) for (const write of ctx.pending) write()
+    return { allowed, reason, policies_evaluated: results, warnings, restrictions }
+  }
+
+  return { evaluate, policies: Object.freeze(entries.map((e) => e.info)) }
+}
