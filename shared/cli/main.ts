@@ -10,6 +10,8 @@ export const HELP = `agentgov: governance back end for LLM agents
 Usage: agentgov <command> [options]
 
 Commands:
+  control-plane          start the control plane (see agentgov control-plane --help)
+  admin ...              tenants, tokens, policies, secrets, agents (see agentgov admin --help)
   policy validate FILE   check a JSON file of policies; prints every error with its config path
   policy compile FILE    print the JSON-logic each policy of FILE compiles to
   policy eval FILE INPUT decide INPUT (a v1 or legacy /evaluate body, JSON) against the policies of FILE
@@ -35,7 +37,20 @@ export async function main (argv: string[], out: NodeJS.WritableStream = process
     out.write(`${version()}\n`)
     return 0
   }
-  if (command === 'policy') return policyCommand(rest, out, err)
+  try {
+    if (command === 'policy') return await policyCommand(rest, out, err)
+    if (command === 'control-plane') {
+      const { controlPlaneCommand } = await import('../../control-plane/main.js')
+      return await controlPlaneCommand(rest, out, err)
+    }
+    if (command === 'admin') {
+      const { adminCommand } = await import('../../control-plane/cli/admin.js')
+      return await adminCommand(rest, out, err)
+    }
+  } catch (e) {
+    err.write(`agentgov ${command}: ${(e as Error).message}\n`)
+    return 1
+  }
   err.write(`agentgov: unknown command "${command}"\n\n${HELP}`)
   return 2
 }

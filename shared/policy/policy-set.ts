@@ -71,6 +71,8 @@ export interface PolicySet {
   evaluate (input: InputDocument): Decision
   /** The enforced and audited policies, in evaluation order. */
   readonly policies: readonly CompiledPolicy[]
+  /** Restrictions of the enforced policies, merged (the same object every decision carries). */
+  readonly restrictions: Restrictions
 }
 
 interface Entry {
@@ -165,5 +167,5 @@ export function compilePolicySet (policies: readonly PolicyInput[], options: Pol
     return { allowed, reason, policies_evaluated: results, warnings, restrictions }
   }
 
-  return { evaluate, policies: Object.freeze(entries.map((e) => e.info)) }
+  return { evaluate, policies: Object.freeze(entries.map((e) => e.info)), restrictions }
 }

@@ -1,0 +1,103 @@
+/**
+ * Who is calling: an agent's runtime key (v1 `X-Service-Key`, legacy `Authorization: Bearer`), a
+ * bootstrap token (v1 register) or a tenant API key (legacy register). Keys are looked up by their
+ * SHA-256 hash (an equality lookup on a hash leaks nothing useful about the key) and the found hash is
+ * compared again in constant time. Only `active` and `provisioning` agents authenticate.
+ */
+import type { FastifyRequest } from 'fastify'
+import { forbidden, rateLimited, unauthorized } from '../../shared/errors.js'
+import { hashKey, keyKind, safeEqual, verifyBootstrapToken, type KeyKind } from '../../shared/keys.js'
+import type { AgentRecord, Store, Tenant } from '../store/store.js'
+import type { Directory } from '../policies/directory.js'
+import { WindowLimiter } from './rate-limit.js'
+
+export interface AuthNames {
+  /** `x-service-key` (lower case, as node gives headers). */
+  keyHeader: string
+  bootstrapHeader: string
+}
+
+export function authNames (apiName: string): AuthNames {
+  return { keyHeader: `x-${apiName}-key`, bootstrapHeader: `x-${apiName}-bootstrap` }
+}
+
+function bearer (req: FastifyRequest): string | undefined {
+  const h = req.headers.authorization
+  if (typeof h !== 'string') return undefined
+  const m = /^Bearer[ ]+(\S+)\s*$/i.exec(h)
+  return m === null ? undefined : m[1]
+}
+
+const ACTIVE = new Set(['active', 'provisioning'])
+
+export class Authenticator {
+  private readonly agentLimiter: WindowLimiter
+  private readonly registerLimiter: WindowLimiter
+
+  constructor (
+    private readonly store: Store,
+    private readonly directory: Directory,
+    private readonly names: AuthNames,
+    private readonly bootstrapSecret: string,
+    limits: { agentRequestsPerSecond: number, registrationsPerMinute: number }
+  ) {
+    this.agentLimiter = new WindowLimiter(limits.agentRequestsPerSecond, 1000)
+    this.registerLimiter = new WindowLimiter(limits.registrationsPerMinute, 60_000)
+  }
+
+  private async agentForKey (key: string | undefined, kind: KeyKind): Promise<AgentRecord> {
+    if (key === undefined || key === '') throw unauthorized('missing API key')
+    if (keyKind(key) !== kind) throw unauthorized('malformed API key')
+    const hash = hashKey(key)
+    const agent = await this.directory.agentByKeyHash(hash)
+    if (agent === undefined || !safeEqual(agent.key_hash, hash)) throw unauthorized('unknown API key')
+    if (!ACTIVE.has(agent.status)) throw unauthorized(`agent is ${agent.status}`)
+    const wait = this.agentLimiter.hit(hash)
+    if (wait > 0) throw rateLimited(wait)
+    return agent
+  }
+
+  /** v1: the agent of the `X-Service-Key` header. */
+  v1Agent (req: FastifyRequest): Promise<AgentRecord> {
+    const h = req.headers[this.names.keyHeader]
+    return this.agentForKey(typeof h === 'string' ? h.trim() : undefined, 'agentV1')
+  }
+
+  /** Legacy: the agent of the bearer key. */
+  legacyAgent (req: FastifyRequest): Promise<AgentRecord> {
+    return this.agentForKey(bearer(req), 'agentLegacy')
+  }
+
+  /** v1 register: the tenant id of a valid bootstrap token. */
+  bootstrapTenant (req: FastifyRequest): string {
+    const h = req.headers[this.names.bootstrapHeader]
+    const token = typeof h === 'string' ? h.trim() : ''
+    if (token === '') throw unauthorized('missing bootstrap token')
+    const tenantId = verifyBootstrapToken(this.bootstrapSecret, token)
+    if (tenantId === undefined) throw unauthorized('invalid bootstrap token')
+    const wait = this.registerLimiter.hit(token)
+    if (wait > 0) throw rateLimited(wait)
+    return tenantId
+  }
+
+  /** Legacy register: the tenant of a tenant API key (`tk_live_`). */
+  async tenantForKey (req: FastifyRequest): Promise<Tenant> {
+    const key = bearer(req)
+    if (key === undefined) throw unauthorized('missing tenant API key')
+    if (keyKind(key) !== 'tenant') {
+      throw keyKind(key) === undefined ? unauthorized('malformed tenant API key') : forbidden('registration needs a tenant API key, not an agent key')
+    }
+    const tenant = await this.store.findTenantByKeyHash(hashKey(key))
+    if (tenant === undefined) throw unauthorized('unknown tenant API key')
+    const wait = this.registerLimiter.hit(hashKey(key))
+    if (wait > 0) throw rateLimited(wait)
+    return tenant
+  }
+}
+
+/** 403 unless `agentId` (path or body) names the authenticated agent. */
+export function ensureOwnAgent (agent: AgentRecord, agentId: string | undefined): void {
+  if (agentId !== undefined && agentId !== agent.agent_id) {
+    throw forbidden('agent_id does not match the authenticated agent')
+  }
+}

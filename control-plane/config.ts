@@ -1,0 +1,192 @@
+/**
+ * The control plane's configuration: environment variables, each also a command-line flag (a flag wins).
+ * Validated once at start-up into one frozen object; a bad value stops the process with a message that
+ * names the variable.
+ */
+import { parseArgs } from 'node:util'
+import { randomBytes } from 'node:crypto'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
+
+export interface ControlPlaneConfig {
+  port: number
+  host: string
+  dataDir: string
+  /** `sqlite:<path>` (default: `<dataDir>/agentgov.db`) or `postgres://...`. */
+  databaseUrl: string
+  bootstrapSecret: string
+  /** Where the generated bootstrap secret lives, when it was not given. */
+  bootstrapSecretFile: string | null
+  masterKey: Buffer
+  masterKeyFile: string | null
+  /** The API name segment: paths /api/<name>/v1, headers X-<Name>-Key. */
+  apiName: string
+  heartbeatIntervalSeconds: number
+  logLevel: typeof LOG_LEVELS[number]
+  /** Platform rate limits (429), separate from policy rate limits. */
+  agentRequestsPerSecond: number
+  registrationsPerMinute: number
+  /** Events of one request at most (400 above). */
+  maxEventsPerBatch: number
+  /** Request bodies at most, in bytes (413 above). */
+  bodyLimit: number
+  /** How long the ingest writer gathers events before one commit. */
+  ingestWindowMs: number
+  /** How often the process checks the database for changes made by others (the admin CLI). */
+  changePollMs: number
+}
+
+export class ConfigError extends Error {
+  constructor (readonly variable: string, message: string) {
+    super(`${variable}: ${message}`)
+    this.name = 'ConfigError'
+  }
+}
+
+/** Flag name -> environment variable (SERVICE_ names are renamed by the API name; see `envName`). */
+export const OPTIONS = {
+  port: { env: 'PORT', help: 'port to listen on (default 8080; 0 picks a free one)' },
+  host: { env: 'HOST', help: 'address to listen on (default 127.0.0.1)' },
+  'data-dir': { env: 'SERVICE_DATA_DIR', help: 'folder for the database and generated secrets (default ./data)' },
+  'database-url': { env: 'SERVICE_DATABASE_URL', help: 'sqlite:<path> (default <data-dir>/agentgov.db)' },
+  'bootstrap-secret': { env: 'SERVICE_BOOTSTRAP_SECRET', help: 'HMAC secret of bootstrap tokens (default: generated, kept in the data folder)' },
+  'master-key': { env: 'SERVICE_MASTER_KEY', help: '32 bytes, base64: encrypts secrets at rest (default: generated, kept in the data folder)' },
+  'api-name': { env: 'SERVICE_API_NAME', help: 'renames /api/service, X-Service-* headers and the SERVICE_ env prefix (default service)' },
+  'heartbeat-interval': { env: 'SERVICE_HEARTBEAT_INTERVAL_SECONDS', help: 'heartbeat interval given to agents, seconds (default 60)' },
+  'log-level': { env: 'LOG_LEVEL', help: `one of ${LOG_LEVELS.join(', ')} (default info)` },
+  'rate-limit-rps': { env: 'SERVICE_RATE_LIMIT_RPS', help: 'requests per second per agent key (default 600)' },
+  'register-rate-per-minute': { env: 'SERVICE_REGISTER_RATE_PER_MINUTE', help: 'registrations per minute per bootstrap token (default 50)' }
+} as const
+
+type OptionName = keyof typeof OPTIONS
+
+const API_NAME = /^[a-z][a-z0-9-]{0,31}$/
+
+/** The name of a SERVICE_ variable under an API name: SERVICE_BOOTSTRAP_SECRET -> ACME_BOOTSTRAP_SECRET. */
+export function envName (variable: string, apiName: string): string {
+  return variable.startsWith('SERVICE_') && apiName !== 'service'
+    ? `${apiName.toUpperCase().replace(/-/g, '_')}_${variable.slice('SERVICE_'.length)}`
+    : variable
+}
+
+function integer (variable: string, raw: string, min: number, max: number): number {
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(variable, `must be an integer, got "${raw}"`)
+  const n = Number(raw)
+  if (n < min || n > max) throw new ConfigError(variable, `must be between ${min} and ${max}, got ${n}`)
+  return n
+}
+
+/** Reads a generated secret from `file`, or creates it (mode 0600). */
+function generatedSecret (file: string, make: () => string): string {
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim()
+  writeFileSync(file, make() + '\n', { mode: 0o600, flag: 'wx' })
+  return readFileSync(file, 'utf8').trim()
+}
+
+export function parseMasterKey (variable: string, raw: string): Buffer {
+  const key = Buffer.from(raw.trim(), 'base64')
+  if (key.length !== 32 || !/^[A-Za-z0-9+/=_-]+$/.test(raw.trim())) {
+    throw new ConfigError(variable, 'must be 32 bytes, base64-encoded (e.g. `openssl rand -base64 32`)')
+  }
+  return key
+}
+
+/**
+ * Builds the config from argv and env. `createSecrets: false` (admin commands) never writes the
+ * generated secret files, it only reads them.
+ */
+export function loadConfig (argv: string[], env: NodeJS.ProcessEnv = process.env, opts: { createSecrets?: boolean } = {}): ControlPlaneConfig {
+  const { values } = parseArgs({
+    args: argv,
+    options: Object.fromEntries(Object.keys(OPTIONS).map((k) => [k, { type: 'string' as const }])),
+    strict: true,
+    allowPositionals: false
+  })
+  const rawApiName = (values['api-name'] as string | undefined) ?? env.SERVICE_API_NAME ?? 'service'
+  if (!API_NAME.test(rawApiName)) throw new ConfigError('SERVICE_API_NAME', `must match ${API_NAME.source}, got "${rawApiName}"`)
+  const apiName = rawApiName
+  const get = (name: OptionName): { variable: string, value: string | undefined } => {
+    const flag = values[name] as string | undefined
+    const base = OPTIONS[name].env
+    const variable = envName(base, apiName)
+    if (flag !== undefined) return { variable: `--${name}`, value: flag }
+    const own = env[variable]
+    if (own !== undefined && own !== '') return { variable, value: own }
+    const fallback = env[base]
+    return { variable: base, value: fallback === '' ? undefined : fallback }
+  }
+  const port = get('port')
+  const host = get('host')
+  const dataDir = resolve(get('data-dir').value ?? './data')
+  const db = get('database-url')
+  let databaseUrl = db.value ?? `sqlite:${join(dataDir, 'agentgov.db')}`
+  if (!databaseUrl.startsWith('sqlite:') && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError(db.variable, 'must start with sqlite: or postgres://')
+  }
+  if (databaseUrl.startsWith('sqlite:') && databaseUrl !== 'sqlite::memory:') databaseUrl = `sqlite:${resolve(databaseUrl.slice(7))}`
+  const createSecrets = opts.createSecrets ?? true
+  if (createSecrets) mkdirSync(dataDir, { recursive: true, mode: 0o700 })
+
+  const bs = get('bootstrap-secret')
+  let bootstrapSecret = bs.value
+  let bootstrapSecretFile: string | null = null
+  if (bootstrapSecret === undefined) {
+    bootstrapSecretFile = join(dataDir, 'bootstrap-secret')
+    if (!createSecrets && !existsSync(bootstrapSecretFile)) {
+      throw new ConfigError(bs.variable, `is not set and ${bootstrapSecretFile} does not exist (start the control plane once, or set it)`)
+    }
+    bootstrapSecret = generatedSecret(bootstrapSecretFile, () => randomBytes(32).toString('hex'))
+  }
+  if (bootstrapSecret.length < 16) throw new ConfigError(bs.variable, 'must be at least 16 characters')
+
+  const mk = get('master-key')
+  let masterKeyFile: string | null = null
+  let masterKey: Buffer
+  if (mk.value === undefined) {
+    masterKeyFile = join(dataDir, 'master-key')
+    if (!createSecrets && !existsSync(masterKeyFile)) {
+      throw new ConfigError(mk.variable, `is not set and ${masterKeyFile} does not exist (start the control plane once, or set it)`)
+    }
+    masterKey = parseMasterKey(masterKeyFile, generatedSecret(masterKeyFile, () => randomBytes(32).toString('base64')))
+  } else {
+    masterKey = parseMasterKey(mk.variable, mk.value)
+  }
+
+  const level = get('log-level')
+  const logLevel = level.value ?? 'info'
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+    throw new ConfigError(level.variable, `must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`)
+  }
+  const hb = get('heartbeat-interval')
+  const rps = get('rate-limit-rps')
+  const reg = get('register-rate-per-minute')
+  const hostValue = host.value ?? '127.0.0.1'
+  if (hostValue.trim() === '') throw new ConfigError(host.variable, 'must not be empty')
+  return Object.freeze({
+    port: port.value === undefined ? 8080 : integer(port.variable, port.value, 0, 65535),
+    host: hostValue,
+    dataDir,
+    databaseUrl,
+    bootstrapSecret,
+    bootstrapSecretFile,
+    masterKey,
+    masterKeyFile,
+    apiName,
+    heartbeatIntervalSeconds: hb.value === undefined ? 60 : integer(hb.variable, hb.value, 1, 86_400),
+    logLevel: logLevel as ControlPlaneConfig['logLevel'],
+    agentRequestsPerSecond: rps.value === undefined ? 600 : integer(rps.variable, rps.value, 1, 1_000_000),
+    registrationsPerMinute: reg.value === undefined ? 50 : integer(reg.variable, reg.value, 1, 1_000_000),
+    maxEventsPerBatch: 1000,
+    bodyLimit: 1024 * 1024, // 1 MiB
+    ingestWindowMs: 2, // gather for 2 ms, then one transaction
+    changePollMs: 250
+  })
+}
+
+export function optionsHelp (): string {
+  return Object.entries(OPTIONS)
+    .map(([flag, o]) => `  --${flag.padEnd(26)} ${o.env.padEnd(36)} ${o.help}`)
+    .join('\n')
+}

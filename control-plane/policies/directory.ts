@@ -1,0 +1,194 @@
+/**
+ * What the request path reads, cached in memory: agents by key hash, each agent's compiled effective
+ * policy set and config, each tenant's budget ledger. Everything is dropped when the database's change
+ * counter moves (a write by this process, or by another one such as `agentgov admin`, seen within
+ * `pollMs`), so a change reaches the next request.
+ */
+import type { FastifyBaseLogger } from 'fastify'
+import {
+  MemoryApprovals, MemoryBudgetLedger, MemoryRateCounters, compilePolicySet, effectivePolicies, periodStart,
+  type AgentInfo, type PolicySet
+} from '../../shared/policy/index.js'
+import { contentHash } from '../../shared/canonical-json.js'
+import type { AgentSettings } from '../../shared/contracts/common.js'
+import type { PolicyV1 } from '../../shared/contracts/v1.js'
+import type { PolicyLegacy } from '../../shared/contracts/legacy.js'
+import type { AgentRecord, EventRow, PolicyRecord, Store } from '../store/store.js'
+
+export interface AgentPolicies {
+  info: AgentInfo
+  set: PolicySet
+  v1: PolicyV1[]
+  legacy: PolicyLegacy[]
+  settings: AgentSettings
+  /** sha256 of the canonical JSON of {config, policies} (v1 form). */
+  hash: string
+  /** Latest update time of the agent's policies (or of the agent, when it has none). */
+  updatedAt: string
+}
+
+export function agentInfo (a: AgentRecord): AgentInfo {
+  const team = a.metadata.team
+  return {
+    id: a.agent_id,
+    type: a.agent_type,
+    capabilities: a.capabilities,
+    metadata: a.metadata,
+    deployment_id: a.deployment_id,
+    team: typeof team === 'string' ? team : null
+  }
+}
+
+export function legacyPolicyId (uuid: string): string {
+  return `pol_${uuid.replace(/-/g, '')}`
+}
+
+const MAX_KEY_CACHE = 50_000
+
+export class Directory {
+  private seq = -1
+  private timer: NodeJS.Timeout | null = null
+  private polling = false
+  private keys = new Map<string, AgentRecord | null>()
+  private tenantPolicies = new Map<string, Promise<PolicyRecord[]>>()
+  private agents = new Map<string, Promise<AgentPolicies>>()
+  private readonly ledgers = new Map<string, Promise<MemoryBudgetLedger>>()
+  /** Sliding-window counters of rate_limit policies; they survive recompiles. */
+  readonly rates = new MemoryRateCounters()
+  readonly approvals = new MemoryApprovals()
+
+  constructor (
+    private readonly store: Store,
+    private readonly opts: { pollMs: number, heartbeatIntervalSeconds: number, log: FastifyBaseLogger }
+  ) {}
+
+  async start (): Promise<void> {
+    this.seq = await this.store.configSeq()
+    this.timer = setInterval(() => { void this.poll() }, this.opts.pollMs)
+    this.timer.unref()
+  }
+
+  stop (): void {
+    if (this.timer !== null) clearInterval(this.timer)
+    this.timer = null
+  }
+
+  status (): { seq: number, cachedAgents: number, cachedKeys: number } {
+    return { seq: this.seq, cachedAgents: this.agents.size, cachedKeys: this.keys.size }
+  }
+
+  private async poll (): Promise<void> {
+    if (this.polling) return
+    this.polling = true
+    try {
+      const seq = await this.store.configSeq()
+      if (seq !== this.seq) {
+        this.seq = seq
+        this.clear()
+      }
+    } catch (err) {
+      this.opts.log.error({ err }, 'cannot read the change counter')
+    } finally {
+      this.polling = false
+    }
+  }
+
+  private clear (): void {
+    this.keys = new Map()
+    this.tenantPolicies = new Map()
+    this.agents = new Map()
+  }
+
+  /** Call after this process wrote agents, policies or secrets. */
+  async changed (): Promise<void> {
+    this.clear()
+    this.seq = await this.store.configSeq()
+  }
+
+  /** The agent holding a key (by hash), or undefined. Unknown hashes are cached too, until a change. */
+  async agentByKeyHash (hash: string): Promise<AgentRecord | undefined> {
+    const cached = this.keys.get(hash)
+    if (cached !== undefined) return cached ?? undefined
+    const agent = await this.store.findAgentByKeyHash(hash)
+    if (this.keys.size >= MAX_KEY_CACHE) this.keys = new Map()
+    this.keys.set(hash, agent ?? null)
+    return agent
+  }
+
+  settings (): AgentSettings {
+    return {
+      heartbeat_interval_seconds: this.opts.heartbeatIntervalSeconds,
+      event_batch_size: 100,
+      event_flush_interval_seconds: 5,
+      config_refresh_interval_seconds: 300
+    }
+  }
+
+  private policiesOf (tenantId: string): Promise<PolicyRecord[]> {
+    let p = this.tenantPolicies.get(tenantId)
+    if (p === undefined) {
+      p = this.store.listPolicies(tenantId)
+      p.catch(() => this.tenantPolicies.delete(tenantId))
+      this.tenantPolicies.set(tenantId, p)
+    }
+    return p
+  }
+
+  /** The agent's compiled effective policies and config, compiled once per change. */
+  forAgent (agent: AgentRecord): Promise<AgentPolicies> {
+    let p = this.agents.get(agent.id)
+    if (p === undefined) {
+      p = this.build(agent)
+      p.catch(() => this.agents.delete(agent.id))
+      this.agents.set(agent.id, p)
+    }
+    return p
+  }
+
+  private async build (agent: AgentRecord): Promise<AgentPolicies> {
+    const [all, budget] = await Promise.all([this.policiesOf(agent.tenant_id), this.ledger(agent.tenant_id)])
+    const info = agentInfo(agent)
+    const effective = effectivePolicies(all, info)
+    const log = this.opts.log
+    const set = compilePolicySet(effective, {
+      rates: this.rates,
+      budget,
+      approvals: this.approvals,
+      onError: (policy, err) => log.error({ policy: policy.name, err: err.message }, 'policy failed; it counts as fail')
+    })
+    const shown = effective.filter((p) => p.enforcement !== 'disabled')
+    const v1: PolicyV1[] = shown.map((p) => ({ id: p.id, name: p.name, type: p.type, enforcement: p.enforcement, config: p.config }))
+    const legacy: PolicyLegacy[] = shown.map((p) => ({ id: legacyPolicyId(p.id), type: p.type, config: p.config, scope: p.scope_type.toLowerCase() }))
+    const settings = this.settings()
+    const updatedAt = effective.reduce((max, p) => p.updated_at > max ? p.updated_at : max, agent.created_at)
+    return { info, set, v1, legacy, settings, hash: contentHash({ config: settings, policies: v1 }), updatedAt }
+  }
+
+  /** The tenant's spend ledger, rebuilt from stored events on first use. */
+  ledger (tenantId: string): Promise<MemoryBudgetLedger> {
+    let p = this.ledgers.get(tenantId)
+    if (p === undefined) {
+      p = (async () => {
+        const ledger = new MemoryBudgetLedger()
+        const since = new Date(Math.min(periodStart('month', Date.now()), periodStart('day', Date.now()))).toISOString()
+        for (const row of await this.store.spendSince(tenantId, since)) {
+          ledger.record({ agentId: row.agent_id, userId: row.user_id, usd: row.usd, at: Date.parse(row.at) })
+        }
+        return ledger
+      })()
+      p.catch(() => this.ledgers.delete(tenantId))
+      this.ledgers.set(tenantId, p)
+    }
+    return p
+  }
+
+  /** Adds committed costs to the ledgers already loaded (others load them from the database). */
+  recordCosts (events: EventRow[]): void {
+    for (const e of events) {
+      if (e.cost_usd === null) continue
+      const p = this.ledgers.get(e.tenant_id)
+      if (p === undefined) continue
+      void p.then((ledger) => ledger.record({ agentId: e.agent_id, userId: e.user_id, usd: e.cost_usd as number, at: Date.parse(e.timestamp) }), () => {})
+    }
+  }
+}

@@ -1,0 +1,170 @@
+/**
+ * The legacy contract, `/api/<name>/` (interface.md section 4.2): bearer authentication, a tenant API
+ * key for registration and `zk_live_` agent keys for everything else.
+ */
+import { randomBytes } from 'node:crypto'
+import type { FastifyInstance } from 'fastify'
+import * as L from '../../../shared/contracts/legacy.js'
+import { errorResponses } from '../../../shared/contracts/common.js'
+import { buildInputLegacy } from '../../../shared/policy/index.js'
+import type { RouteOptions } from '../../services.js'
+import { LEGACY_HEARTBEAT_SECONDS } from '../../health/monitor.js'
+import { SECRETS_TTL_MS } from '../v1/secrets.js'
+import type { AgentPolicies } from '../../policies/directory.js'
+
+export const LEGACY_CACHE_TTL = 300
+
+function legacySettings (): { cache_ttl: number, heartbeat_interval_seconds: number, event_batch_size: number, event_flush_interval_seconds: number } {
+  return { cache_ttl: LEGACY_CACHE_TTL, heartbeat_interval_seconds: LEGACY_HEARTBEAT_SECONDS, event_batch_size: 100, event_flush_interval_seconds: 5 }
+}
+
+/** Event category of a legacy event type. */
+function categoryOf (type: string): string {
+  if (type === 'policy.blocked') return 'audit'
+  if (type === 'error.occurred') return 'alert'
+  return 'telemetry'
+}
+
+function legacyConfig (agentId: string, ap: AgentPolicies): Record<string, unknown> {
+  return {
+    agent_id: agentId,
+    policies: ap.legacy,
+    allowed_models: ap.set.restrictions.allowed_models ?? [],
+    features: {
+      content_scanning: ap.legacy.some((p) => p.type === 'content_filter'),
+      audit_logging: true,
+      rate_limiting: ap.legacy.some((p) => p.type === 'rate_limit'),
+      budget_tracking: ap.legacy.some((p) => p.type === 'budget_limit')
+    },
+    cache_ttl: LEGACY_CACHE_TTL,
+    config_hash: ap.hash
+  }
+}
+
+export async function legacyRoutes (app: FastifyInstance, { services }: RouteOptions): Promise<void> {
+  const { auth, agents, directory, ingest, metrics, config, legacyServed } = services
+  const allowedCount = metrics.decisions.labels('legacy', 'allowed')
+  const blockedCount = metrics.decisions.labels('legacy', 'blocked')
+  const accepted = metrics.eventsAccepted.labels('legacy')
+
+  app.post('/register', {
+    schema: {
+      tags: ['legacy'],
+      summary: 'Register an agent with a tenant API key (Authorization: Bearer tk_live_...)',
+      body: L.RegisterBody,
+      response: { 201: L.RegisterResponse, ...errorResponses(400, 401, 403, 409, 413, 415, 429) }
+    }
+  }, async (req, reply) => {
+    const tenant = await auth.tenantForKey(req)
+    const body = req.body as L.RegisterBody
+    const metadata: Record<string, unknown> = body.metadata ?? {}
+    const { agent, key } = await agents.register({
+      tenantId: tenant.id,
+      agentId: body.agent_id,
+      slugBase: body.name,
+      name: body.name,
+      agentType: 'custom',
+      capabilities: body.capabilities ?? [],
+      metadata,
+      deploymentId: body.deployment_id ?? (typeof metadata.deployment === 'string' ? metadata.deployment : null),
+      contract: 'legacy'
+    })
+    const ap = await directory.forAgent(agent)
+    reply.code(201)
+    return { agent_id: agent.agent_id, api_key: key.key, api_key_prefix: key.prefix, config: legacySettings(), policies: ap.legacy }
+  })
+
+  app.post('/evaluate', {
+    schema: {
+      tags: ['legacy'],
+      summary: 'Evaluate a request; always 200, check allowed',
+      body: L.EvaluateBody,
+      response: { 200: L.EvaluateResponse, ...errorResponses(400, 401, 413, 415, 429) }
+    }
+  }, async (req) => {
+    const agent = await auth.legacyAgent(req)
+    const body = req.body as L.EvaluateBody
+    const ap = await directory.forAgent(agent)
+    const d = ap.set.evaluate(buildInputLegacy(body as Record<string, unknown>, ap.info))
+    ;(d.allowed ? allowedCount : blockedCount).inc()
+    const evaluationId = `eval_${randomBytes(12).toString('base64url')}`
+    const response = {
+      allowed: d.allowed,
+      reason: d.reason,
+      policies_evaluated: d.policies_evaluated.length,
+      restrictions: d.restrictions,
+      warnings: d.warnings,
+      evaluation_id: evaluationId
+    }
+    ingest.writeLater([{
+      id: evaluationId,
+      tenant_id: agent.tenant_id,
+      agent_uuid: agent.id,
+      allowed: d.allowed,
+      reason: d.reason,
+      request: body,
+      decision: { ...response, policies: d.policies_evaluated },
+      created_at: new Date().toISOString()
+    }])
+    return response
+  })
+
+  app.get('/config', {
+    schema: { tags: ['legacy'], summary: 'Agent config and effective policies', response: { 200: L.ConfigResponse, ...errorResponses(401, 429) } }
+  }, async (req) => {
+    const agent = await auth.legacyAgent(req)
+    const ap = await directory.forAgent(agent)
+    legacyServed.set(agent.id, ap.hash)
+    return legacyConfig(agent.agent_id, ap)
+  })
+
+  app.post('/events', {
+    schema: {
+      tags: ['legacy'],
+      summary: 'Submit buffered events',
+      body: L.eventsBody(config.maxEventsPerBatch),
+      response: { 202: L.EventsResponse, ...errorResponses(400, 401, 413, 415, 429, 503) }
+    }
+  }, async (req, reply) => {
+    const agent = await auth.legacyAgent(req)
+    const body = req.body as L.EventsBody
+    await agents.events(agent, body.events.map((e) => {
+      const data: Record<string, unknown> = e.data ?? {}
+      return {
+        clientId: e.id ?? null,
+        type: e.type,
+        category: categoryOf(e.type),
+        timestamp: e.timestamp,
+        userId: typeof data.user_id === 'string' ? data.user_id : null,
+        payload: data,
+        evaluationId: e.evaluation_id ?? null
+      }
+    }))
+    accepted.inc(body.events.length)
+    reply.code(202)
+    return { accepted: body.events.length, dropped: 0 }
+  })
+
+  app.post('/heartbeat', {
+    schema: {
+      tags: ['legacy'],
+      summary: 'Report health; config_updated says when to re-fetch /config',
+      body: L.HeartbeatBody,
+      response: { 200: L.HeartbeatResponse, ...errorResponses(400, 401, 413, 415, 429) }
+    }
+  }, async (req) => {
+    const agent = await auth.legacyAgent(req)
+    const body = req.body as L.HeartbeatBody
+    const ap = await directory.forAgent(agent)
+    await agents.heartbeat(agent, body.status, { metrics: body.metrics ?? null, config_hash: body.config_hash ?? null })
+    const known = body.config_hash ?? legacyServed.get(agent.id)
+    return { acknowledged: true, config_updated: known !== undefined && known !== ap.hash }
+  })
+
+  app.get('/secrets', {
+    schema: { tags: ['legacy'], summary: 'Secrets granted to the agent', response: { 200: L.SecretsResponse, ...errorResponses(401, 429) } }
+  }, async (req) => {
+    const agent = await auth.legacyAgent(req)
+    return { secrets: await agents.secrets(agent), expires_at: new Date(Date.now() + SECRETS_TTL_MS).toISOString() }
+  })
+}

@@ -1,0 +1,23 @@
+/** GET /api/service/v1/config/{agent_id}: runtime settings and effective policies. */
+import type { FastifyInstance } from 'fastify'
+import { AgentParams, ConfigResponse } from '../../../shared/contracts/v1.js'
+import { errorResponses } from '../../../shared/contracts/common.js'
+import { ensureOwnAgent } from '../../auth/agent-auth.js'
+import type { RouteOptions } from '../../services.js'
+
+export async function configRoute (app: FastifyInstance, { services }: RouteOptions): Promise<void> {
+  const { auth, directory } = services
+  app.get('/config/:agent_id', {
+    schema: {
+      tags: ['v1'],
+      summary: 'Runtime config and effective policies',
+      params: AgentParams,
+      response: { 200: ConfigResponse, ...errorResponses(401, 403, 429) }
+    }
+  }, async (req) => {
+    const agent = await auth.v1Agent(req)
+    ensureOwnAgent(agent, (req.params as { agent_id: string }).agent_id)
+    const ap = await directory.forAgent(agent)
+    return { agent_id: agent.agent_id, config: ap.settings, policies: ap.v1, config_hash: ap.hash, updated_at: ap.updatedAt }
+  })
+}

@@ -1,0 +1,25 @@
+/** GET /api/service/v1/secrets and /secrets/{agent_id}: the secrets granted to the agent's scopes. */
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { AgentParams, SecretsResponse } from '../../../shared/contracts/v1.js'
+import { errorResponses } from '../../../shared/contracts/common.js'
+import { ensureOwnAgent } from '../../auth/agent-auth.js'
+import type { RouteOptions } from '../../services.js'
+
+export const SECRETS_TTL_MS = 5 * 60_000
+
+export async function secretsRoutes (app: FastifyInstance, { services }: RouteOptions): Promise<void> {
+  const { auth, agents } = services
+  const handler = async (req: FastifyRequest): Promise<unknown> => {
+    const agent = await auth.v1Agent(req)
+    ensureOwnAgent(agent, (req.params as { agent_id?: string }).agent_id)
+    return {
+      secrets: await agents.secrets(agent),
+      // LLM provider keys granted to agents arrive with the settings API; none are granted yet.
+      providers: {},
+      expires_at: new Date(Date.now() + SECRETS_TTL_MS).toISOString()
+    }
+  }
+  const response = { 200: SecretsResponse, ...errorResponses(401, 403, 429) }
+  app.get('/secrets', { schema: { tags: ['v1'], summary: 'Secrets of the authenticated agent', response } }, handler)
+  app.get('/secrets/:agent_id', { schema: { tags: ['v1'], summary: 'Secrets of the named (own) agent', params: AgentParams, response } }, handler)
+}

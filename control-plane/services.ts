@@ -1,0 +1,28 @@
+/** The services the routes use, built once per app. */
+import type { ControlPlaneConfig } from './config.js'
+import type { Store } from './store/store.js'
+import type { Directory } from './policies/directory.js'
+import type { IngestWriter } from './events/ingest-writer.js'
+import type { Authenticator } from './auth/agent-auth.js'
+import type { AgentService } from './agents/service.js'
+import type { Metrics } from './health/metrics.js'
+import type { HealthMonitor } from './health/monitor.js'
+import type { SecretBox } from '../shared/secret-box.js'
+
+export interface Services {
+  config: ControlPlaneConfig
+  store: Store
+  directory: Directory
+  ingest: IngestWriter
+  auth: Authenticator
+  agents: AgentService
+  metrics: Metrics
+  monitor: HealthMonitor
+  box: SecretBox
+  /** Legacy: the config hash last served to each agent (by uuid), for `config_updated`. */
+  legacyServed: Map<string, string>
+}
+
+export interface RouteOptions {
+  services: Services
+}

@@ -1,0 +1,331 @@
+/**
+ * The SQLite store: one better-sqlite3 connection in WAL mode (synchronous=NORMAL: a committed
+ * transaction survives a process crash; only a power loss can take the last few), numbered migrations
+ * tracked in `PRAGMA user_version`, prepared statements for every query. Other processes (the admin
+ * CLI) may write the same file; `busy_timeout` makes them wait for each other instead of failing.
+ */
+import Database from 'better-sqlite3'
+import { randomUUID } from 'node:crypto'
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+import { MIGRATIONS } from './migrations/index.js'
+import type {
+  AgentRecord, AgentStatus, Contract, EvaluationRow, EventRow, HealthStatus, HeartbeatWrite, PolicyRecord,
+  PolicyWrite, SecretRecord, SpendRow, Store, Tenant
+} from '../store.js'
+
+type Row = Record<string, unknown>
+
+function agentFromRow (r: Row): AgentRecord {
+  return {
+    id: r.id as string,
+    tenant_id: r.tenant_id as string,
+    agent_id: r.agent_id as string,
+    name: r.name as string,
+    agent_type: r.agent_type as string,
+    capabilities: JSON.parse(r.capabilities as string) as string[],
+    metadata: JSON.parse(r.metadata as string) as Record<string, unknown>,
+    deployment_id: r.deployment_id as string | null,
+    key_hash: r.key_hash as string,
+    key_prefix: r.key_prefix as string,
+    contract: r.contract as AgentRecord['contract'],
+    status: r.status as AgentStatus,
+    health: r.health as HealthStatus,
+    last_heartbeat: r.last_heartbeat as string | null,
+    created_at: r.created_at as string,
+    updated_at: r.updated_at as string
+  }
+}
+
+function policyFromRow (r: Row): PolicyRecord {
+  return {
+    id: r.id as string,
+    tenant_id: r.tenant_id as string,
+    name: r.name as string,
+    type: r.type as string,
+    scope_type: r.scope_type as string,
+    scope_id: r.scope_id as string,
+    config: JSON.parse(r.config as string) as Record<string, unknown>,
+    enforcement: r.enforcement as string,
+    priority: r.priority as number,
+    is_active: r.is_active === 1,
+    version: r.version as number,
+    created_at: r.created_at as string,
+    updated_at: r.updated_at as string
+  }
+}
+
+function eventFromRow (r: Row): EventRow {
+  return {
+    id: r.id as string,
+    tenant_id: r.tenant_id as string,
+    agent_uuid: r.agent_uuid as string,
+    agent_id: r.agent_id as string,
+    event_type: r.event_type as string,
+    category: r.category as string,
+    timestamp: r.timestamp as string,
+    user_id: r.user_id as string | null,
+    payload: JSON.parse(r.payload as string),
+    evaluation_id: r.evaluation_id as string | null,
+    batch_id: r.batch_id as string,
+    client_event_id: r.client_event_id as string | null,
+    cost_usd: r.cost_usd as number | null,
+    received_at: r.received_at as string
+  }
+}
+
+export class SqliteStore implements Store {
+  readonly kind = 'sqlite' as const
+  readonly db: Database.Database
+  private readonly s: Record<string, Database.Statement>
+  private readonly writeTx: (events: EventRow[], evaluations: EvaluationRow[]) => void
+
+  constructor (readonly file: string) {
+    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true })
+    this.db = new Database(file)
+    this.db.pragma('journal_mode = WAL')
+    this.db.pragma('synchronous = NORMAL')
+    this.db.pragma('busy_timeout = 5000')
+    this.db.pragma('foreign_keys = ON')
+    this.migrate()
+    const p = (sql: string): Database.Statement => this.db.prepare(sql)
+    this.s = {
+      seq: p("SELECT value FROM meta WHERE key = 'config_seq'"),
+      bump: p("UPDATE meta SET value = value + 1 WHERE key = 'config_seq'"),
+      insTenant: p('INSERT INTO tenants (id, name, created_at) VALUES (?, ?, ?)'),
+      getTenant: p('SELECT * FROM tenants WHERE id = ?'),
+      listTenants: p('SELECT * FROM tenants ORDER BY created_at, id'),
+      insTenantKey: p('INSERT INTO tenant_keys (key_hash, tenant_id, prefix, created_at) VALUES (?, ?, ?, ?)'),
+      tenantByKey: p('SELECT t.* FROM tenant_keys k JOIN tenants t ON t.id = k.tenant_id WHERE k.key_hash = ?'),
+      insAgent: p(`INSERT OR IGNORE INTO agents (id, tenant_id, agent_id, name, agent_type, capabilities, metadata,
+        deployment_id, key_hash, key_prefix, contract, status, health, last_heartbeat, created_at, updated_at)
+        VALUES (@id, @tenant_id, @agent_id, @name, @agent_type, @capabilities, @metadata, @deployment_id,
+        @key_hash, @key_prefix, @contract, @status, @health, @last_heartbeat, @created_at, @updated_at)`),
+      agentByKey: p('SELECT * FROM agents WHERE key_hash = ?'),
+      getAgent: p('SELECT * FROM agents WHERE tenant_id = ? AND agent_id = ?'),
+      listAgents: p('SELECT * FROM agents WHERE tenant_id = ? ORDER BY created_at, agent_id'),
+      setStatus: p('UPDATE agents SET status = ?, health = ?, updated_at = ? WHERE id = ?'),
+      heartbeat: p('UPDATE agents SET health = ?, last_heartbeat = ?, last_report = ?, updated_at = ? WHERE id = ?'),
+      markStale: p(`UPDATE agents SET health = 'unhealthy', updated_at = ?
+        WHERE status = 'active' AND health <> 'unhealthy' AND contract = ? AND COALESCE(last_heartbeat, created_at) < ?`),
+      listPolicies: p('SELECT * FROM policies WHERE tenant_id = ? ORDER BY priority DESC, name'),
+      policyByName: p('SELECT * FROM policies WHERE tenant_id = ? AND name = ?'),
+      insPolicy: p(`INSERT INTO policies (id, tenant_id, name, type, scope_type, scope_id, config, enforcement,
+        priority, is_active, version, created_at, updated_at)
+        VALUES (@id, @tenant_id, @name, @type, @scope_type, @scope_id, @config, @enforcement, @priority,
+        @is_active, 1, @now, @now)`),
+      updPolicy: p(`UPDATE policies SET type = @type, scope_type = @scope_type, scope_id = @scope_id,
+        config = @config, enforcement = @enforcement, priority = @priority, is_active = @is_active,
+        version = version + 1, updated_at = @now WHERE id = @id`),
+      delPolicy: p('DELETE FROM policies WHERE tenant_id = ? AND id = ?'),
+      setSecret: p(`INSERT INTO secrets (tenant_id, scope_type, scope_id, name, value_sealed, updated_at)
+        VALUES (@tenant_id, @scope_type, @scope_id, @name, @value_sealed, @updated_at)
+        ON CONFLICT (tenant_id, scope_type, scope_id, name)
+        DO UPDATE SET value_sealed = excluded.value_sealed, updated_at = excluded.updated_at`),
+      listSecrets: p('SELECT * FROM secrets WHERE tenant_id = ? ORDER BY scope_type, scope_id, name'),
+      insEvent: p(`INSERT OR IGNORE INTO events (id, tenant_id, agent_uuid, agent_id, event_type, category, timestamp,
+        user_id, payload, evaluation_id, batch_id, client_event_id, cost_usd, received_at)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+      insEval: p(`INSERT OR IGNORE INTO evaluations (id, tenant_id, agent_uuid, allowed, reason, request, decision, created_at)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
+      countEvents: p('SELECT count(*) AS n FROM events WHERE tenant_id = ?'),
+      listEvents: p('SELECT * FROM events WHERE tenant_id = ? ORDER BY received_at DESC, rowid DESC LIMIT ?'),
+      listAgentEvents: p('SELECT * FROM events WHERE tenant_id = ? AND agent_uuid = ? ORDER BY received_at DESC, rowid DESC LIMIT ?'),
+      getEval: p('SELECT * FROM evaluations WHERE tenant_id = ? AND id = ?'),
+      spend: p(`SELECT agent_id, user_id, cost_usd AS usd, timestamp AS at FROM events
+        WHERE tenant_id = ? AND cost_usd IS NOT NULL AND timestamp >= ?`)
+    }
+    const insEvent = this.s.insEvent as Database.Statement
+    const insEval = this.s.insEval as Database.Statement
+    this.writeTx = this.db.transaction((events: EventRow[], evaluations: EvaluationRow[]) => {
+      for (const e of evaluations) {
+        insEval.run(e.id, e.tenant_id, e.agent_uuid, e.allowed ? 1 : 0, e.reason, JSON.stringify(e.request),
+          JSON.stringify(e.decision), e.created_at)
+      }
+      for (const e of events) {
+        insEvent.run(e.id, e.tenant_id, e.agent_uuid, e.agent_id, e.event_type, e.category, e.timestamp, e.user_id,
+          JSON.stringify(e.payload), e.evaluation_id, e.batch_id, e.client_event_id, e.cost_usd, e.received_at)
+      }
+    })
+  }
+
+  private migrate (): void {
+    const current = this.db.pragma('user_version', { simple: true }) as number
+    if (current > MIGRATIONS.length) {
+      throw new Error(`database schema version ${current} is newer than this agentgov (${MIGRATIONS.length}); upgrade agentgov`)
+    }
+    for (let v = current; v < MIGRATIONS.length; v++) {
+      this.db.transaction(() => {
+        this.db.exec(MIGRATIONS[v] as string)
+        this.db.pragma(`user_version = ${v + 1}`)
+      }).immediate()
+    }
+  }
+
+  private st (name: string): Database.Statement {
+    return this.s[name] as Database.Statement
+  }
+
+  private bump (): void {
+    this.st('bump').run()
+  }
+
+  async close (): Promise<void> {
+    if (this.db.open) this.db.close()
+  }
+
+  async configSeq (): Promise<number> {
+    return (this.st('seq').get() as { value: number }).value
+  }
+
+  async createTenant (tenant: { id: string, name: string }): Promise<Tenant> {
+    const row = { id: tenant.id, name: tenant.name, created_at: new Date().toISOString() }
+    this.st('insTenant').run(row.id, row.name, row.created_at)
+    return row
+  }
+
+  async getTenant (id: string): Promise<Tenant | undefined> {
+    return this.st('getTenant').get(id) as Tenant | undefined
+  }
+
+  async listTenants (): Promise<Tenant[]> {
+    return this.st('listTenants').all() as Tenant[]
+  }
+
+  async addTenantKey (tenantId: string, hash: string, prefix: string): Promise<void> {
+    this.st('insTenantKey').run(hash, tenantId, prefix, new Date().toISOString())
+  }
+
+  async findTenantByKeyHash (hash: string): Promise<Tenant | undefined> {
+    return this.st('tenantByKey').get(hash) as Tenant | undefined
+  }
+
+  async createAgent (a: AgentRecord): Promise<boolean> {
+    const info = this.db.transaction(() => {
+      const r = this.st('insAgent').run({
+        ...a, capabilities: JSON.stringify(a.capabilities), metadata: JSON.stringify(a.metadata)
+      })
+      if (r.changes === 1) this.bump()
+      return r
+    })()
+    return info.changes === 1
+  }
+
+  async findAgentByKeyHash (hash: string): Promise<AgentRecord | undefined> {
+    const r = this.st('agentByKey').get(hash) as Row | undefined
+    return r === undefined ? undefined : agentFromRow(r)
+  }
+
+  async getAgent (tenantId: string, agentId: string): Promise<AgentRecord | undefined> {
+    const r = this.st('getAgent').get(tenantId, agentId) as Row | undefined
+    return r === undefined ? undefined : agentFromRow(r)
+  }
+
+  async listAgents (tenantId: string): Promise<AgentRecord[]> {
+    return (this.st('listAgents').all(tenantId) as Row[]).map(agentFromRow)
+  }
+
+  async setAgentStatus (id: string, status: AgentStatus, health: HealthStatus): Promise<void> {
+    this.db.transaction(() => {
+      this.st('setStatus').run(status, health, new Date().toISOString(), id)
+      this.bump()
+    })()
+  }
+
+  async recordHeartbeat (id: string, hb: HeartbeatWrite): Promise<void> {
+    this.st('heartbeat').run(hb.health, hb.at, JSON.stringify(hb.report), hb.at, id)
+  }
+
+  async markStale (contract: Contract, before: string): Promise<number> {
+    return this.st('markStale').run(new Date().toISOString(), contract, before).changes
+  }
+
+  async listPolicies (tenantId: string): Promise<PolicyRecord[]> {
+    return (this.st('listPolicies').all(tenantId) as Row[]).map(policyFromRow)
+  }
+
+  async upsertPolicies (tenantId: string, policies: PolicyWrite[]): Promise<PolicyRecord[]> {
+    return this.db.transaction(() => {
+      const now = new Date().toISOString()
+      let changed = false
+      for (const p of policies) {
+        const existing = this.st('policyByName').get(tenantId, p.name) as Row | undefined
+        const values = {
+          tenant_id: tenantId,
+          name: p.name,
+          type: p.type,
+          scope_type: p.scope_type,
+          scope_id: p.scope_id,
+          config: JSON.stringify(p.config),
+          enforcement: p.enforcement,
+          priority: p.priority,
+          is_active: p.is_active ? 1 : 0,
+          now
+        }
+        if (existing === undefined) {
+          this.st('insPolicy').run({ ...values, id: randomUUID() })
+          changed = true
+        } else if (['type', 'scope_type', 'scope_id', 'config', 'enforcement', 'priority', 'is_active']
+          .some((k) => existing[k] !== values[k as keyof typeof values])) {
+          this.st('updPolicy').run({ ...values, id: existing.id })
+          changed = true
+        }
+      }
+      if (changed) this.bump()
+      return policies.map((p) => policyFromRow(this.st('policyByName').get(tenantId, p.name) as Row))
+    }).immediate()
+  }
+
+  async deletePolicy (tenantId: string, id: string): Promise<boolean> {
+    return this.db.transaction(() => {
+      const n = this.st('delPolicy').run(tenantId, id).changes
+      if (n > 0) this.bump()
+      return n > 0
+    })()
+  }
+
+  async setSecret (secret: SecretRecord): Promise<void> {
+    this.db.transaction(() => {
+      this.st('setSecret').run(secret)
+      this.bump()
+    })()
+  }
+
+  async listSecrets (tenantId: string): Promise<SecretRecord[]> {
+    return this.st('listSecrets').all(tenantId) as SecretRecord[]
+  }
+
+  async writeBatch (events: EventRow[], evaluations: EvaluationRow[]): Promise<void> {
+    this.writeTx(events, evaluations)
+  }
+
+  async countEvents (tenantId: string): Promise<number> {
+    return (this.st('countEvents').get(tenantId) as { n: number }).n
+  }
+
+  async listEvents (tenantId: string, opts: { agentUuid?: string, limit: number }): Promise<EventRow[]> {
+    const rows = opts.agentUuid === undefined
+      ? this.st('listEvents').all(tenantId, opts.limit)
+      : this.st('listAgentEvents').all(tenantId, opts.agentUuid, opts.limit)
+    return (rows as Row[]).map(eventFromRow)
+  }
+
+  async getEvaluation (tenantId: string, id: string): Promise<EvaluationRow | undefined> {
+    const r = this.st('getEval').get(tenantId, id) as Row | undefined
+    if (r === undefined) return undefined
+    return {
+      id: r.id as string,
+      tenant_id: r.tenant_id as string,
+      agent_uuid: r.agent_uuid as string,
+      allowed: r.allowed === 1,
+      reason: r.reason as string | null,
+      request: JSON.parse(r.request as string),
+      decision: JSON.parse(r.decision as string),
+      created_at: r.created_at as string
+    }
+  }
+
+  async spendSince (tenantId: string, since: string): Promise<SpendRow[]> {
+    return this.st('spend').all(tenantId, since) as SpendRow[]
+  }
+}

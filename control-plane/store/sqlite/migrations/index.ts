@@ -1,0 +1,4 @@
+/** The SQLite migrations, in order; migration N is applied once, when user_version < N. */
+import m001 from './001-init.js'
+
+export const MIGRATIONS: readonly string[] = [m001]

@@ -1,0 +1,160 @@
+/**
+ * The control plane's storage, backend-neutral and async. SQLite (store/sqlite) is the default;
+ * PostgreSQL implements the same interface. Every method is one statement or one transaction; every
+ * query is parameterised.
+ */
+
+export const AGENT_STATUSES = ['provisioning', 'active', 'suspended', 'offline', 'terminated'] as const
+export type AgentStatus = typeof AGENT_STATUSES[number]
+export const HEALTH_STATUSES = ['healthy', 'degraded', 'unhealthy', 'unknown'] as const
+export type HealthStatus = typeof HEALTH_STATUSES[number]
+export type Contract = 'v1' | 'legacy'
+
+export interface Tenant {
+  id: string
+  name: string
+  created_at: string
+}
+
+export interface AgentRecord {
+  /** UUID of the endpoint. */
+  id: string
+  tenant_id: string
+  /** The slug, unique within the tenant. */
+  agent_id: string
+  name: string
+  agent_type: string
+  capabilities: string[]
+  metadata: Record<string, unknown>
+  deployment_id: string | null
+  key_hash: string
+  key_prefix: string
+  contract: Contract
+  status: AgentStatus
+  health: HealthStatus
+  last_heartbeat: string | null
+  created_at: string
+  updated_at: string
+}
+
+export interface PolicyRecord {
+  id: string
+  tenant_id: string
+  name: string
+  type: string
+  scope_type: string
+  scope_id: string
+  config: Record<string, unknown>
+  enforcement: string
+  priority: number
+  is_active: boolean
+  version: number
+  created_at: string
+  updated_at: string
+}
+
+/** A policy as written by `policy apply` / GraphQL (validated before it reaches the store). */
+export interface PolicyWrite {
+  name: string
+  type: string
+  scope_type: string
+  scope_id: string
+  config: Record<string, unknown>
+  enforcement: string
+  priority: number
+  is_active: boolean
+}
+
+export type SecretScope = 'tenant' | 'deployment' | 'agent'
+
+export interface SecretRecord {
+  tenant_id: string
+  scope_type: SecretScope
+  scope_id: string
+  name: string
+  /** Sealed with the master key (SecretBox); never plaintext. */
+  value_sealed: string
+  updated_at: string
+}
+
+export interface EventRow {
+  id: string
+  tenant_id: string
+  /** UUID of the agent endpoint. */
+  agent_uuid: string
+  agent_id: string
+  event_type: string
+  category: string
+  timestamp: string
+  user_id: string | null
+  payload: unknown
+  evaluation_id: string | null
+  batch_id: string
+  /** An id chosen by the sender (the sidecar's spool); a second event with the same id is ignored. */
+  client_event_id: string | null
+  cost_usd: number | null
+  received_at: string
+}
+
+export interface EvaluationRow {
+  id: string
+  tenant_id: string
+  agent_uuid: string
+  allowed: boolean
+  reason: string | null
+  request: unknown
+  decision: unknown
+  created_at: string
+}
+
+export interface SpendRow {
+  agent_id: string
+  user_id: string | null
+  usd: number
+  at: string
+}
+
+export interface HeartbeatWrite {
+  health: HealthStatus
+  at: string
+  report: unknown
+}
+
+export interface Store {
+  readonly kind: 'sqlite' | 'postgres'
+  close (): Promise<void>
+  /** A number that changes whenever tenants' agents, policies or secrets change (any process). */
+  configSeq (): Promise<number>
+
+  createTenant (tenant: { id: string, name: string }): Promise<Tenant>
+  getTenant (id: string): Promise<Tenant | undefined>
+  listTenants (): Promise<Tenant[]>
+  addTenantKey (tenantId: string, hash: string, prefix: string): Promise<void>
+  findTenantByKeyHash (hash: string): Promise<Tenant | undefined>
+
+  /** Inserts a new agent; resolves false when the agent_id exists in the tenant. */
+  createAgent (agent: AgentRecord): Promise<boolean>
+  findAgentByKeyHash (hash: string): Promise<AgentRecord | undefined>
+  getAgent (tenantId: string, agentId: string): Promise<AgentRecord | undefined>
+  listAgents (tenantId: string): Promise<AgentRecord[]>
+  setAgentStatus (id: string, status: AgentStatus, health: HealthStatus): Promise<void>
+  recordHeartbeat (id: string, hb: HeartbeatWrite): Promise<void>
+  /** Active agents of `contract` whose last heartbeat (or creation) is before `before`: marks them unhealthy. */
+  markStale (contract: Contract, before: string): Promise<number>
+
+  listPolicies (tenantId: string): Promise<PolicyRecord[]>
+  /** Upserts by name in one transaction; a changed policy gets version + 1. Returns the stored rows. */
+  upsertPolicies (tenantId: string, policies: PolicyWrite[]): Promise<PolicyRecord[]>
+  deletePolicy (tenantId: string, id: string): Promise<boolean>
+
+  setSecret (secret: SecretRecord): Promise<void>
+  listSecrets (tenantId: string): Promise<SecretRecord[]>
+
+  /** Writes events and evaluations in one transaction (the ingest writer's group commit). */
+  writeBatch (events: EventRow[], evaluations: EvaluationRow[]): Promise<void>
+  countEvents (tenantId: string): Promise<number>
+  listEvents (tenantId: string, opts: { agentUuid?: string, limit: number }): Promise<EventRow[]>
+  getEvaluation (tenantId: string, id: string): Promise<EvaluationRow | undefined>
+  /** Costs recorded at or after `since` (to rebuild the budget ledger at start-up). */
+  spendSince (tenantId: string, since: string): Promise<SpendRow[]>
+}
