@@ -4,7 +4,7 @@
  * 12-character prefix are stored. Bootstrap tokens are `bt_<tenant_id>_<hex HMAC-SHA256(secret,
  * tenant_id)>`. Every comparison of secret material is constant-time.
  */
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import { createHmac, hash, randomBytes, timingSafeEqual } from 'node:crypto'
 
 export const KEY_PREFIXES = { agentV1: 'sk_agent_', agentLegacy: 'zk_live_', tenant: 'tk_live_' } as const
 export type KeyKind = keyof typeof KEY_PREFIXES
@@ -20,7 +20,7 @@ export interface MintedKey {
 }
 
 export function hashKey (key: string): string {
-  return createHash('sha256').update(key).digest('hex')
+  return hash('sha256', key, 'hex')
 }
 
 export function mintKey (kind: KeyKind): MintedKey {

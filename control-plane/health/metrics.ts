@@ -8,6 +8,20 @@ export class Metrics {
   readonly decisions: Counter<'contract' | 'result'>
   readonly eventsAccepted: Counter<'contract'>
 
+  /** Label children by method, route and status: looked up once, then a Map hit per request. */
+  private readonly children = new Map<string, { count: { inc: () => void }, time: { observe: (v: number) => void } }>()
+
+  observe (method: string, route: string, status: number, seconds: number): void {
+    const key = `${method} ${status} ${route}`
+    let c = this.children.get(key)
+    if (c === undefined) {
+      c = { count: this.requests.labels(method, route, String(status)), time: this.latency.labels(method, route) }
+      this.children.set(key, c)
+    }
+    c.count.inc()
+    c.time.observe(seconds)
+  }
+
   constructor (queueDepth: () => number) {
     const registers = [this.registry]
     this.requests = new Counter({ name: 'agentgov_http_requests_total', help: 'HTTP requests by route and status', labelNames: ['method', 'route', 'status'], registers })

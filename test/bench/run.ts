@@ -1,8 +1,22 @@
 /** Runs the benchmarks: `npm run bench` (all) or `npm run bench -- policy` (by name). */
+import { spawnSync } from 'node:child_process'
+import { availableParallelism } from 'node:os'
 import { run as policyEngine } from './policy-engine.js'
+import { run as controlPlane } from './control-plane.js'
 
 const BENCHES: Record<string, () => string[] | Promise<string[]>> = {
-  policy: policyEngine
+  policy: policyEngine,
+  'control-plane': controlPlane
+}
+
+// HTTP benchmarks pin the load generator (this process) to CPU 0 and the servers to CPU 1, so that
+// both sides of a comparison get the same CPUs and runs vary less. Needs taskset and 2+ CPUs.
+if (process.env.AGENTGOV_BENCH_PINNED === undefined && availableParallelism() >= 2 &&
+    spawnSync('taskset', ['-c', '0', 'true']).status === 0) {
+  const child = spawnSync('taskset', ['-c', '0', process.execPath, ...process.execArgv, ...process.argv.slice(1)], {
+    stdio: 'inherit', env: { ...process.env, AGENTGOV_BENCH_PINNED: '1' }
+  })
+  process.exit(child.status ?? 1)
 }
 
 const wanted = process.argv.slice(2)
