@@ -2,7 +2,7 @@
 import tseslint from 'typescript-eslint'
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.tap/**', 'coverage/**'] },
+  { ignores: ['dist/**', 'node_modules/**', '.tap/**', 'coverage/**', '.exp/**'] },
   ...tseslint.configs.recommended,
   {
     rules: {
