@@ -2,7 +2,7 @@
  * buildApp(config, deps): the control plane's fastify instance with every service and route, not
  * listening (main.ts listens). `app.close()` stops the workers and drains the ingest writer.
  */
-import Fastify, { type FastifyError, type FastifyInstance } from 'fastify'
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { ControlPlaneConfig } from './config.js'
@@ -96,6 +96,7 @@ function errorBody (err: FastifyError): ErrorBody {
 
 export async function buildApp (config: ControlPlaneConfig, deps: AppDeps = {}): Promise<FastifyInstance> {
   const names = authNames(config.apiName)
+  const debug = config.logLevel === 'debug' || config.logLevel === 'trace'
   const app = Fastify({
     logger: deps.logger ?? {
       level: config.logLevel,
@@ -104,6 +105,11 @@ export async function buildApp (config: ControlPlaneConfig, deps: AppDeps = {}):
     bodyLimit: config.bodyLimit,
     ajv: { customOptions: { coerceTypes: false, allErrors: false } },
     forceCloseConnections: 'idle',
+    // One log line per request costs more than the decision itself; requests are counted and timed
+    // in /metrics, failures are logged by the error handler, and LOG_LEVEL=debug logs each request.
+    logController: new LogController({ disableRequestLogging: true }),
+    // A child logger per request only when requests are logged (debug); otherwise the app's logger.
+    ...(debug ? {} : { childLoggerFactory: (logger: FastifyBaseLogger) => logger }),
     return503OnClosing: true
   })
   const store = deps.store ?? openStore(config)
@@ -133,7 +139,7 @@ export async function buildApp (config: ControlPlaneConfig, deps: AppDeps = {}):
   app.addSchema(ErrorResponse)
   app.setErrorHandler((err: FastifyError, req, reply) => {
     const body = errorBody(err)
-    if (body.statusCode >= 500) req.log.error({ err }, 'request failed')
+    if (body.statusCode >= 500) req.log.error({ err, reqId: req.id, method: req.method, url: req.url }, 'request failed')
     if (err instanceof ServiceError && err.retryAfter !== undefined) reply.header('retry-after', String(err.retryAfter))
     reply.code(body.statusCode).send(body)
   })
@@ -155,7 +161,9 @@ export async function buildApp (config: ControlPlaneConfig, deps: AppDeps = {}):
     parseJson(req, text, done)
   })
   app.addHook('onResponse', (req, reply, done) => {
-    metrics.observe(req.method, req.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000)
+    const seconds = reply.elapsedTime / 1000
+    metrics.observe(req.method, req.routeOptions.url ?? 'unmatched', reply.statusCode, seconds)
+    if (debug) req.log.debug({ method: req.method, url: req.url, statusCode: reply.statusCode, ms: reply.elapsedTime }, 'request completed')
     done()
   })
 

@@ -4,7 +4,7 @@
  * 12-character prefix are stored. Bootstrap tokens are `bt_<tenant_id>_<hex HMAC-SHA256(secret,
  * tenant_id)>`. Every comparison of secret material is constant-time.
  */
-import { createHmac, hash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { createHmac, hash, randomBytes } from 'node:crypto'
 
 export const KEY_PREFIXES = { agentV1: 'sk_agent_', agentLegacy: 'zk_live_', tenant: 'tk_live_' } as const
 export type KeyKind = keyof typeof KEY_PREFIXES
@@ -36,11 +36,15 @@ export function keyKind (key: string): KeyKind | undefined {
   return undefined
 }
 
-/** Constant-time equality of two hex digests (or any two strings of equal length). */
+/**
+ * Constant-time equality of two strings of the same length (hex digests, signatures): the time
+ * depends on the length only, never on where the strings differ.
+ */
 export function safeEqual (a: string, b: string): boolean {
-  const ba = Buffer.from(a)
-  const bb = Buffer.from(b)
-  return ba.length === bb.length && timingSafeEqual(ba, bb)
+  if (a.length !== b.length) return false
+  let diff = 0
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i)
+  return diff === 0
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/

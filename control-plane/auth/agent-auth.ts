@@ -45,26 +45,35 @@ export class Authenticator {
     this.registerLimiter = new WindowLimiter(limits.registrationsPerMinute, 60_000)
   }
 
-  private async agentForKey (key: string | undefined, kind: KeyKind): Promise<AgentRecord> {
-    if (key === undefined || key === '') throw unauthorized('missing API key')
-    if (keyKind(key) !== kind) throw unauthorized('malformed API key')
-    const hash = hashKey(key)
-    const agent = await this.directory.agentByKeyHash(hash)
-    if (agent === undefined || !safeEqual(agent.key_hash, hash)) throw unauthorized('unknown API key')
+  private admit (agent: AgentRecord | null | undefined, hash: string): AgentRecord {
+    if (agent == null || !safeEqual(agent.key_hash, hash)) throw unauthorized('unknown API key')
     if (!ACTIVE.has(agent.status)) throw unauthorized(`agent is ${agent.status}`)
     const wait = this.agentLimiter.hit(hash)
     if (wait > 0) throw rateLimited(wait)
     return agent
   }
 
+  /**
+   * The agent of a runtime key. Answers synchronously when the key is cached (the hot path: no
+   * promise, no microtask), else returns a promise; throws (or rejects) 401 / 429.
+   */
+  agentForKey (key: string | undefined, kind: KeyKind): AgentRecord | Promise<AgentRecord> {
+    if (key === undefined || key === '') throw unauthorized('missing API key')
+    if (keyKind(key) !== kind) throw unauthorized('malformed API key')
+    const hash = hashKey(key)
+    const cached = this.directory.cachedAgent(hash)
+    if (cached !== undefined) return this.admit(cached, hash)
+    return this.directory.agentByKeyHash(hash).then((agent) => this.admit(agent, hash))
+  }
+
   /** v1: the agent of the `X-Service-Key` header. */
-  v1Agent (req: FastifyRequest): Promise<AgentRecord> {
+  v1Agent (req: FastifyRequest): AgentRecord | Promise<AgentRecord> {
     const h = req.headers[this.names.keyHeader]
     return this.agentForKey(typeof h === 'string' ? h.trim() : undefined, 'agentV1')
   }
 
   /** Legacy: the agent of the bearer key. */
-  legacyAgent (req: FastifyRequest): Promise<AgentRecord> {
+  legacyAgent (req: FastifyRequest): AgentRecord | Promise<AgentRecord> {
     return this.agentForKey(bearer(req), 'agentLegacy')
   }
 

@@ -15,7 +15,7 @@ export async function healthRoutes (app: FastifyInstance, { services }: RouteOpt
     return { status: 'ready', store: store.kind, ingest: ingest.status() }
   })
   app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => {
-    reply.header('content-type', metrics.registry.contentType)
-    return await metrics.registry.metrics()
+    reply.header('content-type', metrics.contentType)
+    return metrics.render()
   })
 }

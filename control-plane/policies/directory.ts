@@ -52,6 +52,8 @@ export class Directory {
   private keys = new Map<string, AgentRecord | null>()
   private tenantPolicies = new Map<string, Promise<PolicyRecord[]>>()
   private agents = new Map<string, Promise<AgentPolicies>>()
+  /** The same, once compiled: read without awaiting on the hot path. */
+  private ready = new Map<string, AgentPolicies>()
   private readonly ledgers = new Map<string, Promise<MemoryBudgetLedger>>()
   /** Sliding-window counters of rate_limit policies; they survive recompiles. */
   readonly rates = new MemoryRateCounters()
@@ -97,6 +99,7 @@ export class Directory {
     this.keys = new Map()
     this.tenantPolicies = new Map()
     this.agents = new Map()
+    this.ready = new Map()
   }
 
   /** Call after this process wrote agents, policies or secrets. */
@@ -105,14 +108,28 @@ export class Directory {
     this.seq = await this.store.configSeq()
   }
 
+  /** The cached answer of agentByKeyHash: an agent, null (unknown key), or undefined (not cached). */
+  cachedAgent (hash: string): AgentRecord | null | undefined {
+    return this.keys.get(hash)
+  }
+
   /** The agent holding a key (by hash), or undefined. Unknown hashes are cached too, until a change. */
   async agentByKeyHash (hash: string): Promise<AgentRecord | undefined> {
     const cached = this.keys.get(hash)
     if (cached !== undefined) return cached ?? undefined
+    const keys = this.keys
     const agent = await this.store.findAgentByKeyHash(hash)
-    if (this.keys.size >= MAX_KEY_CACHE) this.keys = new Map()
-    this.keys.set(hash, agent ?? null)
+    // A change that cleared the cache meanwhile makes this answer stale: do not cache it.
+    if (keys === this.keys) {
+      if (this.keys.size >= MAX_KEY_CACHE) this.keys = new Map()
+      this.keys.set(hash, agent ?? null)
+    }
     return agent
+  }
+
+  /** The agent's compiled policies when they are ready, without waiting; else undefined. */
+  compiledFor (agent: AgentRecord): AgentPolicies | undefined {
+    return this.ready.get(agent.id)
   }
 
   settings (): AgentSettings {
@@ -138,9 +155,11 @@ export class Directory {
   forAgent (agent: AgentRecord): Promise<AgentPolicies> {
     let p = this.agents.get(agent.id)
     if (p === undefined) {
+      const agents = this.agents
+      const ready = this.ready
       p = this.build(agent)
-      p.catch(() => this.agents.delete(agent.id))
-      this.agents.set(agent.id, p)
+      p.then((ap) => { if (ready === this.ready) ready.set(agent.id, ap) }, () => agents.delete(agent.id))
+      agents.set(agent.id, p)
     }
     return p
   }

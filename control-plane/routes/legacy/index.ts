@@ -43,9 +43,6 @@ function legacyConfig (agentId: string, ap: AgentPolicies): Record<string, unkno
 
 export async function legacyRoutes (app: FastifyInstance, { services }: RouteOptions): Promise<void> {
   const { auth, agents, directory, ingest, metrics, config, legacyServed } = services
-  const allowedCount = metrics.decisions.labels('legacy', 'allowed')
-  const blockedCount = metrics.decisions.labels('legacy', 'blocked')
-  const accepted = metrics.eventsAccepted.labels('legacy')
 
   app.post('/register', {
     schema: {
@@ -86,7 +83,7 @@ export async function legacyRoutes (app: FastifyInstance, { services }: RouteOpt
     const body = req.body as L.EvaluateBody
     const ap = await directory.forAgent(agent)
     const d = ap.set.evaluate(buildInputLegacy(body as Record<string, unknown>, ap.info))
-    ;(d.allowed ? allowedCount : blockedCount).inc()
+    metrics.decision('legacy', d.allowed)
     const evaluationId = `eval_${randomBytes(12).toString('base64url')}`
     const response = {
       allowed: d.allowed,
@@ -140,7 +137,7 @@ export async function legacyRoutes (app: FastifyInstance, { services }: RouteOpt
         evaluationId: e.evaluation_id ?? null
       }
     }))
-    accepted.inc(body.events.length)
+    metrics.eventsAccepted('legacy', body.events.length)
     reply.code(202)
     return { accepted: body.events.length, dropped: 0 }
   })

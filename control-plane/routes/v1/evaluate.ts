@@ -5,11 +5,11 @@ import { errorResponses } from '../../../shared/contracts/common.js'
 import { buildInputV1 } from '../../../shared/policy/index.js'
 import { ensureOwnAgent } from '../../auth/agent-auth.js'
 import type { RouteOptions } from '../../services.js'
+import type { AgentRecord } from '../../store/store.js'
+import type { AgentPolicies } from '../../policies/directory.js'
 
 export async function evaluateRoute (app: FastifyInstance, { services }: RouteOptions): Promise<void> {
   const { auth, directory, metrics } = services
-  const allowedCount = metrics.decisions.labels('v1', 'allowed')
-  const blockedCount = metrics.decisions.labels('v1', 'blocked')
   app.post('/evaluate', {
     schema: {
       tags: ['v1'],
@@ -17,20 +17,28 @@ export async function evaluateRoute (app: FastifyInstance, { services }: RouteOp
       body: EvaluateBody,
       response: { 200: EvaluateResponse, ...errorResponses(400, 401, 403, 413, 415, 429) }
     }
-  }, async (req) => {
-    const agent = await auth.v1Agent(req)
-    const body = req.body as EvaluateBody
-    ensureOwnAgent(agent, body.agent_id)
-    const ap = await directory.forAgent(agent)
-    const d = ap.set.evaluate(buildInputV1(body as Record<string, unknown>, ap.info))
-    ;(d.allowed ? allowedCount : blockedCount).inc()
-    return {
-      allowed: d.allowed,
-      reason: d.reason,
-      policies_evaluated: d.policies_evaluated,
-      warnings: d.warnings,
-      restrictions: d.restrictions,
-      context: body.context ?? {}
+  }, (req, reply) => {
+    // Synchronous when the key and the compiled policies are cached (every request but the first).
+    const decide = (agent: AgentRecord, ap: AgentPolicies): void => {
+      const body = req.body as EvaluateBody
+      const d = ap.set.evaluate(buildInputV1(body as Record<string, unknown>, ap.info))
+      metrics.decision('v1', d.allowed)
+      reply.send({
+        allowed: d.allowed,
+        reason: d.reason,
+        policies_evaluated: d.policies_evaluated,
+        warnings: d.warnings,
+        restrictions: d.restrictions,
+        context: body.context ?? {}
+      })
     }
+    const withAgent = (agent: AgentRecord): void | Promise<void> => {
+      ensureOwnAgent(agent, (req.body as EvaluateBody).agent_id)
+      const ap = directory.compiledFor(agent)
+      if (ap !== undefined) return decide(agent, ap)
+      return directory.forAgent(agent).then((compiled) => decide(agent, compiled))
+    }
+    const agent = auth.v1Agent(req)
+    return agent instanceof Promise ? agent.then(withAgent) : withAgent(agent)
   })
 }

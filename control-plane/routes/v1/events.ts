@@ -7,7 +7,6 @@ import type { RouteOptions } from '../../services.js'
 
 export async function eventsRoute (app: FastifyInstance, { services }: RouteOptions): Promise<void> {
   const { auth, agents, metrics } = services
-  const accepted = metrics.eventsAccepted.labels('v1')
   app.post('/events', {
     schema: {
       tags: ['v1'],
@@ -28,7 +27,7 @@ export async function eventsRoute (app: FastifyInstance, { services }: RouteOpti
       payload: e.payload ?? {},
       evaluationId: null
     })))
-    accepted.inc(body.events.length)
+    metrics.eventsAccepted('v1', body.events.length)
     reply.code(202)
     return { accepted: body.events.length, batch_id: batchId }
   })
