@@ -26,76 +26,87 @@ export interface RateCounterStore {
   add (key: string, window: WindowSpec, amount: number, now: number): void
 }
 
-/** One key's window: a ring of buckets, each holding the amount of one sub-window. */
+/** One key's window: a ring of buckets, each holding the amount of one sub-window, and their sum. */
 class Ring {
   readonly counts: Float64Array
   /** Index (in sub-windows since the epoch) of the newest bucket written. */
   head = -1
+  /** Sum of the buckets, kept up to date so that total() is O(1). */
+  sum = 0
+  private readonly bucketMs: number
   constructor (readonly window: WindowSpec) {
     this.counts = new Float64Array(window.buckets)
+    this.bucketMs = window.spanMs / window.buckets
   }
 
   private advance (slot: number): void {
     const n = this.counts.length
     if (this.head === -1 || slot - this.head >= n) {
       this.counts.fill(0)
+      this.sum = 0
     } else {
-      for (let s = this.head + 1; s <= slot; s++) this.counts[s % n] = 0
+      for (let s = this.head + 1; s <= slot; s++) {
+        this.sum -= this.counts[s % n] as number
+        this.counts[s % n] = 0
+      }
     }
     this.head = slot
   }
 
   total (now: number): number {
-    const slot = Math.floor(now / (this.window.spanMs / this.window.buckets))
+    const slot = Math.floor(now / this.bucketMs)
     if (slot > this.head) this.advance(slot)
-    let sum = 0
-    for (let i = 0; i < this.counts.length; i++) sum += this.counts[i] as number
-    return sum
+    return this.sum
   }
 
   add (amount: number, now: number): void {
-    const slot = Math.floor(now / (this.window.spanMs / this.window.buckets))
+    const slot = Math.floor(now / this.bucketMs)
     if (slot > this.head) this.advance(slot)
     // A clock that stepped back counts into the newest bucket.
-    const target = slot < this.head ? this.head : slot
-    this.counts[target % this.counts.length] = (this.counts[target % this.counts.length] as number) + amount
+    const target = (slot < this.head ? this.head : slot) % this.counts.length
+    this.counts[target] = (this.counts[target] as number) + amount
+    this.sum += amount
   }
 }
 
-/** In-memory counters; at most `maxKeys` keys, the least recently used dropped first. */
+/**
+ * In-memory counters; at most `maxKeys` keys per window, the least recently written dropped first
+ * (a write moves its key to the end of the map's insertion order).
+ */
 export class MemoryRateCounters implements RateCounterStore {
-  private readonly rings = new Map<string, Ring>()
+  private readonly rings = new Map<WindowSpec, Map<string, Ring>>()
   constructor (private readonly maxKeys = 100_000) {}
 
-  private ring (key: string, window: WindowSpec, create: boolean): Ring | undefined {
-    const k = `${window.name}\u0000${key}`
-    const ring = this.rings.get(k)
-    if (ring !== undefined) {
-      // Re-insert to keep the map in least-recently-used order.
-      this.rings.delete(k)
-      this.rings.set(k, ring)
-      return ring
+  private byWindow (window: WindowSpec): Map<string, Ring> {
+    let m = this.rings.get(window)
+    if (m === undefined) {
+      m = new Map()
+      this.rings.set(window, m)
     }
-    if (!create) return undefined
-    const fresh = new Ring(window)
-    this.rings.set(k, fresh)
-    if (this.rings.size > this.maxKeys) {
-      const oldest = this.rings.keys().next().value as string
-      this.rings.delete(oldest)
-    }
-    return fresh
+    return m
   }
 
   total (key: string, window: WindowSpec, now: number): number {
-    return this.ring(key, window, false)?.total(now) ?? 0
+    return this.byWindow(window).get(key)?.total(now) ?? 0
   }
 
   add (key: string, window: WindowSpec, amount: number, now: number): void {
-    (this.ring(key, window, true) as Ring).add(amount, now)
+    const m = this.byWindow(window)
+    let ring = m.get(key)
+    if (ring === undefined) {
+      ring = new Ring(window)
+      if (m.size >= this.maxKeys) m.delete(m.keys().next().value as string)
+    } else {
+      m.delete(key)
+    }
+    m.set(key, ring)
+    ring.add(amount, now)
   }
 
   get size (): number {
-    return this.rings.size
+    let n = 0
+    for (const m of this.rings.values()) n += m.size
+    return n
   }
 }
 
@@ -108,12 +119,21 @@ export interface BudgetLedger {
   spent (per: BudgetPer, subject: string, period: BudgetPeriod, now: number): number
 }
 
-/** Start of the UTC day or month holding `ms`. */
+const periodCache = { day: { start: 0, end: -1 }, month: { start: 0, end: -1 } }
+
+/** Start of the UTC day or month holding `ms` (the last answer is reused while `ms` stays in it). */
 export function periodStart (period: BudgetPeriod, ms: number): number {
+  const cached = periodCache[period]
+  if (ms >= cached.start && ms < cached.end) return cached.start
   const d = new Date(ms)
-  return period === 'day'
+  const start = period === 'day'
     ? Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate())
     : Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1)
+  const end = period === 'day'
+    ? start + 86_400_000
+    : Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1)
+  if (Number.isFinite(start)) periodCache[period] = { start, end }
+  return start
 }
 
 /**

@@ -17,8 +17,23 @@ export function normalizeDomain (domain: string): string {
   return wildcard ? `*.${ascii}` : ascii
 }
 
-/** The host of a URL (with or without a scheme), lower case; undefined when it cannot be parsed. */
+const HOST_CACHE_SIZE = 1000
+let hostCache = new Map<string, string | undefined>()
+
+/**
+ * The host of a URL (with or without a scheme), lower case; undefined when it cannot be parsed.
+ * Parsing a URL costs far more than a decision, and agents call the same few: the last 1,000
+ * answers are kept.
+ */
 export function hostOf (url: string): string | undefined {
+  if (hostCache.has(url)) return hostCache.get(url)
+  const host = parseHost(url)
+  if (hostCache.size >= HOST_CACHE_SIZE) hostCache = new Map()
+  if (url.length <= 2048) hostCache.set(url, host)
+  return host
+}
+
+function parseHost (url: string): string | undefined {
   try {
     const parsed = new URL(SCHEME.test(url) ? url : `http://${url}`)
     const host = parsed.hostname.replace(/\.$/, '').toLowerCase()

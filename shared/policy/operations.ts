@@ -79,14 +79,36 @@ const glob: OperationSpec = {
   }
 }
 
+/**
+ * One test for many patterns: the patterns of each flag set joined as an alternation (exact, since
+ * back-references are refused). Undefined when they cannot be joined (repeated group names).
+ */
+export function combinedTest (regexes: readonly RegExp[]): ((text: string) => boolean) | undefined {
+  try {
+    const groups = new Map<string, string[]>()
+    for (const r of regexes) groups.set(r.flags, [...(groups.get(r.flags) ?? []), `(?:${r.source})`])
+    const joined = [...groups].map(([flags, sources]) => new RegExp(sources.join('|'), flags))
+    if (joined.length === 1) {
+      const only = joined[0] as RegExp
+      return (text) => only.test(text)
+    }
+    return (text) => joined.some((r) => r.test(text))
+  } catch {
+    return undefined
+  }
+}
+
 const regexMatch: OperationSpec = {
   compile (args) {
     const text = argFn(args, 0)
     const sources = stringList(constantArg(args, 1, 'regex_match', 'patterns'), 'regex_match: patterns')
     const regexes = sources.map((s) => compileSafePattern(s))
+    // One scan with all patterns first; only a text that matches is scanned again to name the pattern.
+    const prefilter = regexes.length > 1 ? combinedTest(regexes) : undefined
     return (d, c) => {
       const t = text(d, c)
       if (typeof t !== 'string') return null
+      if (prefilter !== undefined && !prefilter(t)) return null
       for (let i = 0; i < regexes.length; i++) {
         if ((regexes[i] as RegExp).test(t)) return sources[i]
       }

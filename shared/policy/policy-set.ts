@@ -3,7 +3,7 @@
  * decision"). Every policy becomes one compiled JSON-logic closure, once per config version; evaluating
  * is a loop over closures with no parsing and no I/O.
  */
-import { compileLogic, truthy, type Evaluator } from './jsonlogic.js'
+import { compileLogicBatch, truthy, type Evaluator } from './jsonlogic.js'
 import { POLICY_OPERATIONS, type PolicyContext } from './operations.js'
 import { MemoryRateCounters, type ApprovalSource, type BudgetLedger, type RateCounterStore } from './counters.js'
 import type { InputDocument } from './input.js'
@@ -96,23 +96,40 @@ function mergeRestrictions (into: Restrictions, r: Restrictions): void {
   }
 }
 
-function compileEntry (p: PolicyInput, options: PolicySetOptions, restrictions: Restrictions): Entry {
-  const enforcement = enforcementOf(p.enforcement)
-  const info: CompiledPolicy = { id: p.id, name: p.name, type: p.type, enforcement, priority: p.priority ?? 0, logic: null }
-  const userScope = normalizeScopeType(p.scope_type) === 'USER' ? p.scope_id ?? '' : undefined
-  try {
-    const def = policyTypeDef(p.type)
-    const config = p.config as Record<string, unknown>
-    info.logic = policyLogic(p)
-    const fn = compileLogic(info.logic, { operations: POLICY_OPERATIONS, log: options.log }, 'logic')
-    if (enforcement === 'enforce' && def.restrictions !== undefined) mergeRestrictions(restrictions, def.restrictions(config))
-    return { info, fn, warnOnly: def.onMatch?.(config) === 'warn', userScope }
-  } catch (err) {
-    const message = `policy error: ${(err as Error).message}`
-    info.error = message
-    options.onError?.(p, err as Error)
-    return { info, fn: () => message, warnOnly: false, userScope }
-  }
+/**
+ * Compiles every policy with one code-generation pass. A policy whose config cannot be turned into
+ * logic, or whose logic does not compile, always fails with "policy error: ..." (fail closed).
+ */
+function compileEntries (policies: readonly PolicyInput[], options: PolicySetOptions, restrictions: Restrictions): Entry[] {
+  const prepared = policies.map((p) => {
+    const enforcement = enforcementOf(p.enforcement)
+    const info: CompiledPolicy = { id: p.id, name: p.name, type: p.type, enforcement, priority: p.priority ?? 0, logic: null }
+    const userScope = normalizeScopeType(p.scope_type) === 'USER' ? p.scope_id ?? '' : undefined
+    try {
+      const def = policyTypeDef(p.type)
+      info.logic = policyLogic(p)
+      return { p, info, userScope, def, error: undefined }
+    } catch (err) {
+      return { p, info, userScope, def: undefined, error: err as Error }
+    }
+  })
+  const compiled = compileLogicBatch(
+    prepared.map((e) => ({ rule: e.error === undefined ? e.info.logic : null, path: 'logic' })),
+    { operations: POLICY_OPERATIONS, log: options.log }
+  )
+  return prepared.map((e, i) => {
+    const result = compiled[i]
+    const error = e.error ?? (result instanceof Error ? result : undefined)
+    if (error !== undefined || e.def === undefined) {
+      const message = `policy error: ${(error as Error).message}`
+      e.info.error = message
+      options.onError?.(e.p, error as Error)
+      return { info: e.info, fn: () => message, warnOnly: false, userScope: e.userScope }
+    }
+    const config = e.p.config as Record<string, unknown>
+    if (e.info.enforcement === 'enforce' && e.def.restrictions !== undefined) mergeRestrictions(restrictions, e.def.restrictions(config))
+    return { info: e.info, fn: result as Evaluator, warnOnly: e.def.onMatch?.(config) === 'warn', userScope: e.userScope }
+  })
 }
 
 /** Compiles an agent's effective policies into one decision function. */
@@ -120,11 +137,10 @@ export function compilePolicySet (policies: readonly PolicyInput[], options: Pol
   const now = options.now ?? Date.now
   const rates = options.rates ?? new MemoryRateCounters()
   const restrictions: Restrictions = {}
-  const entries = policies
+  const entries = compileEntries(policies
     .filter((p) => p.is_active !== false && enforcementOf(p.enforcement) !== 'disabled')
     .slice()
-    .sort(byPriorityThenName)
-    .map((p) => compileEntry(p, options, restrictions))
+    .sort(byPriorityThenName), options, restrictions)
   Object.freeze(restrictions)
   if (restrictions.allowed_models !== undefined) Object.freeze(restrictions.allowed_models)
   const { budget, approvals, onError } = options

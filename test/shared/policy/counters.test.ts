@@ -50,16 +50,30 @@ t.test('MemoryRateCounters: a clock that steps back counts into the newest bucke
   t.equal(c.total('k', WINDOWS.minute, T0 + 70_000), 0, 'both leave with the newer bucket')
 })
 
-t.test('MemoryRateCounters: holds at most maxKeys keys, dropping the least recently used', async (t) => {
+t.test('MemoryRateCounters: holds at most maxKeys keys per window, dropping the least recently written', async (t) => {
   const c = new MemoryRateCounters(2)
   c.add('a', WINDOWS.minute, 1, T0)
   c.add('b', WINDOWS.minute, 1, T0)
-  t.equal(c.total('a', WINDOWS.minute, T0), 1, 'touching a makes b the oldest')
+  c.add('a', WINDOWS.minute, 1, T0)
+  t.equal(c.total('b', WINDOWS.minute, T0), 1, 'reading b does not make it recent')
   c.add('c', WINDOWS.minute, 1, T0)
   t.equal(c.size, 2)
-  t.equal(c.total('b', WINDOWS.minute, T0), 0, 'b was dropped')
-  t.equal(c.total('a', WINDOWS.minute, T0), 1)
+  t.equal(c.total('b', WINDOWS.minute, T0), 0, 'b, written least recently, was dropped')
+  t.equal(c.total('a', WINDOWS.minute, T0), 2)
   t.equal(c.total('c', WINDOWS.minute, T0), 1)
+  c.add('h', WINDOWS.hour, 1, T0)
+  t.equal(c.size, 3, 'each window has its own keys')
+})
+
+t.test('MemoryRateCounters: the running sum stays exact as buckets expire', async (t) => {
+  const c = new MemoryRateCounters()
+  for (let s = 0; s < 120; s++) c.add('k', WINDOWS.minute, s, T0 + s * 1000)
+  // At T0 + 119 s the minute window holds seconds 60..119.
+  let want = 0
+  for (let s = 60; s < 120; s++) want += s
+  t.equal(c.total('k', WINDOWS.minute, T0 + 119_000), want)
+  t.equal(c.total('k', WINDOWS.minute, T0 + 119_000 + 30_000), want - (60 + 89) * 30 / 2, 'thirty seconds later the oldest thirty are gone')
+  t.equal(c.total('k', WINDOWS.minute, T0 + 500_000), 0, 'a long silence empties the window')
 })
 
 t.test('periodStart: UTC day and month boundaries', async (t) => {
