@@ -21,10 +21,12 @@ const CARD = /(?<![0-9])[0-9](?:[ -]?[0-9]){12,18}(?![0-9])/g
 
 // AAA-GG-SSSS with dashes or spaces, or nine bare digits preceded by an "ssn" label.
 const SSN = /(?<![0-9])([0-9]{3})([- ])([0-9]{2})\2([0-9]{4})(?![0-9])/g
-const SSN_LABELLED = /\bssn\b[ \t]{0,3}(?:#|no\.?|number)?[ \t]{0,3}[:=]?[ \t]{0,3}([0-9]{3})([0-9]{2})([0-9]{4})(?![0-9])/gi
+const SSN_LABELLED = /\b(?:ssn|social security (?:number|no\.?))(?![A-Za-z])[ \t]{0,3}(?:#|no\.?|number)?[ \t]{0,3}[:=]?[ \t]{0,3}([0-9]{3})([0-9]{2})([0-9]{4})(?![0-9])/gi
 
-// +1 (555) 123-4567, 555-123-4567, 555.123.4567, +44 20 7946 0958 ... : 10 to 15 digits in groups.
-const PHONE = /(?<![0-9A-Za-z+])(?:\+[0-9]{1,3}[ .-]?)?(?:\([0-9]{2,4}\)|[0-9]{2,4})(?:[ .-][0-9]{2,4}){2,4}(?![0-9])/g
+// +15551234567; +33 1 23 45 67 89, +1 (555) 123-4567 (after a country code, groups of 1-5 digits);
+// 555-123-4567, 555.123.4567, (020) 7946 0958 (groups of 2-4 digits). 10 to 15 digits in all, and
+// not followed by ":dd" (a time: "2024-01-15 10:30" is a date, not a number).
+const PHONE = /(?<![0-9A-Za-z+])(?:\+[1-9][0-9]{9,14}|\+[0-9]{1,3}(?:[ .-]?(?:\([0-9]{1,4}\)|[0-9]{1,5})){2,6}|(?:\([0-9]{2,4}\)|[0-9]{2,4})(?:[ .-][0-9]{2,4}){2,4})(?![0-9]|:[0-9])/g
 
 const IPV4 = /^[0-9]{1,3}(?:\.[0-9]{1,3}){3}$/
 
@@ -111,13 +113,30 @@ function hasJwt (text: string): boolean {
   return false
 }
 
+/** A plausible card number: 13-19 digits, an issuer's first digit (2-6), not one repeated digit, Luhn. */
+function cardNumber (digits: string): boolean {
+  if (digits.length < 13 || digits.length > 19) return false
+  const first = digits.charCodeAt(0)
+  if (first < 50 || first > 54) return false
+  if (/^(\d)\1+$/.test(digits)) return false
+  return luhnValid(digits)
+}
+
 function hasCard (text: string): boolean {
   for (const m of text.matchAll(CARD)) {
-    const digits = m[0].replace(/[ -]/g, '')
     // A separator style must be consistent: "4111 1111 1111 1111" or "4111-1111-..." or none.
     if (m[0].includes(' ') && m[0].includes('-')) continue
-    if (/^(\d)\1+$/.test(digits)) continue
-    if (luhnValid(digits)) return true
+    if (cardNumber(m[0].replace(/[ -]/g, ''))) return true
+    // The run may hold a card and more digits ("4111 1111 1111 1111 12/29"): try its groups.
+    const groups = m[0].split(/[ -]/)
+    for (let start = 0; start < groups.length; start++) {
+      let digits = ''
+      for (let end = start; end < groups.length; end++) {
+        digits += groups[end] as string
+        if (digits.length > 19) break
+        if (!(start === 0 && end === groups.length - 1) && cardNumber(digits)) return true
+      }
+    }
   }
   return false
 }
