@@ -86,10 +86,10 @@ function errorBody (err: FastifyError): ErrorBody {
   }
   const status = err.statusCode ?? 500
   if (status >= 400 && status < 500) {
-    const message = err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err instanceof SyntaxError
-      ? `malformed JSON: ${err.message}`
-      : err.message
-    return { statusCode: status, error: codeForStatus(status), message }
+    if (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err instanceof SyntaxError) {
+      return { statusCode: 400, error: 'bad_request', message: `malformed JSON: ${err.message}`, details: [{ path: '/', message: err.message }] }
+    }
+    return { statusCode: status, error: codeForStatus(status), message: err.message }
   }
   return { statusCode: 500, error: 'internal', message: 'internal error' }
 }
@@ -148,6 +148,8 @@ export async function buildApp (config: ControlPlaneConfig, deps: AppDeps = {}):
   })
   // An empty body is no body (POST /deregister takes none); any other body must be valid JSON.
   const parseJson = app.getDefaultJsonParser('error', 'error')
+  // Bodies are JSON only: anything else is 415, text/plain included.
+  app.removeContentTypeParser('text/plain')
   app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: config.bodyLimit }, (req, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8')
     if (text.trim() === '') {

@@ -17,10 +17,10 @@ export async function deregisterRoute (app: FastifyInstance, { services }: Route
   }, async (req, reply) => {
     const agent = await auth.v1Agent(req)
     const body = req.body
-    if (body !== undefined && body !== null && (typeof body !== 'object' || Array.isArray(body))) {
+    if (body !== undefined && (body === null || typeof body !== 'object' || Array.isArray(body))) {
       throw badRequest('the body must be empty or a JSON object', [{ path: '/', message: 'must be object' }])
     }
-    const agentId = (body as { agent_id?: unknown } | null | undefined)?.agent_id
+    const agentId = (body as { agent_id?: unknown } | undefined)?.agent_id
     if (agentId !== undefined && typeof agentId !== 'string') {
       throw badRequest('agent_id must be a string', [{ path: '/agent_id', message: 'must be string' }])
     }
