@@ -135,6 +135,7 @@ export async function buildApp (config: ControlPlaneConfig, deps: AppDeps = {}):
     legacyServed: new Map()
   }
   app.decorate('services', services)
+  app.decorateRequest('agent', null)
 
   app.addSchema(ErrorResponse)
   app.setErrorHandler((err: FastifyError, req, reply) => {

@@ -4,7 +4,7 @@
  * SHA-256 hash (an equality lookup on a hash leaks nothing useful about the key) and the found hash is
  * compared again in constant time. Only `active` and `provisioning` agents authenticate.
  */
-import type { FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import { forbidden, rateLimited, unauthorized } from '../../shared/errors.js'
 import { hashKey, keyKind, safeEqual, verifyBootstrapToken, type KeyKind } from '../../shared/keys.js'
 import type { AgentRecord, Store, Tenant } from '../store/store.js'
@@ -108,5 +108,39 @@ export class Authenticator {
 export function ensureOwnAgent (agent: AgentRecord, agentId: string | undefined): void {
   if (agentId !== undefined && agentId !== agent.agent_id) {
     throw forbidden('agent_id does not match the authenticated agent')
+  }
+}
+
+/**
+ * An onRequest hook that authenticates the agent before the body is read or validated (so a request
+ * without a valid key is 401 whatever its body, and costs no parsing); the agent lands on req.agent.
+ */
+export function agentHook (resolve: (req: FastifyRequest) => AgentRecord | Promise<AgentRecord>) {
+  return (req: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void => {
+    let found: AgentRecord | Promise<AgentRecord>
+    try {
+      found = resolve(req)
+    } catch (err) {
+      done(err as Error)
+      return
+    }
+    if (found instanceof Promise) {
+      found.then((agent) => { req.agent = agent; done() }, (err: Error) => done(err))
+    } else {
+      req.agent = found
+      done()
+    }
+  }
+}
+
+/** The agent authenticated by agentHook. */
+export function agentOf (req: FastifyRequest): AgentRecord {
+  if (req.agent === null) throw unauthorized('missing API key')
+  return req.agent
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    agent: AgentRecord | null
   }
 }

@@ -8,6 +8,7 @@ import * as L from '../../../shared/contracts/legacy.js'
 import { errorResponses } from '../../../shared/contracts/common.js'
 import { buildInputLegacy } from '../../../shared/policy/index.js'
 import type { RouteOptions } from '../../services.js'
+import { agentHook, agentOf } from '../../auth/agent-auth.js'
 import { LEGACY_HEARTBEAT_SECONDS } from '../../health/monitor.js'
 import { SECRETS_TTL_MS } from '../v1/secrets.js'
 import type { AgentPolicies } from '../../policies/directory.js'
@@ -43,6 +44,7 @@ function legacyConfig (agentId: string, ap: AgentPolicies): Record<string, unkno
 
 export async function legacyRoutes (app: FastifyInstance, { services }: RouteOptions): Promise<void> {
   const { auth, agents, directory, ingest, metrics, config, legacyServed } = services
+  const legacyAuth = agentHook((req) => auth.legacyAgent(req))
 
   app.post('/register', {
     schema: {
@@ -72,6 +74,7 @@ export async function legacyRoutes (app: FastifyInstance, { services }: RouteOpt
   })
 
   app.post('/evaluate', {
+    onRequest: legacyAuth,
     schema: {
       tags: ['legacy'],
       summary: 'Evaluate a request; always 200, check allowed',
@@ -79,7 +82,7 @@ export async function legacyRoutes (app: FastifyInstance, { services }: RouteOpt
       response: { 200: L.EvaluateResponse, ...errorResponses(400, 401, 413, 415, 429) }
     }
   }, async (req) => {
-    const agent = await auth.legacyAgent(req)
+    const agent = agentOf(req)
     const body = req.body as L.EvaluateBody
     const ap = await directory.forAgent(agent)
     const d = ap.set.evaluate(buildInputLegacy(body as Record<string, unknown>, ap.info))
@@ -107,15 +110,17 @@ export async function legacyRoutes (app: FastifyInstance, { services }: RouteOpt
   })
 
   app.get('/config', {
+    onRequest: legacyAuth,
     schema: { tags: ['legacy'], summary: 'Agent config and effective policies', response: { 200: L.ConfigResponse, ...errorResponses(401, 429) } }
   }, async (req) => {
-    const agent = await auth.legacyAgent(req)
+    const agent = agentOf(req)
     const ap = await directory.forAgent(agent)
     legacyServed.set(agent.id, ap.hash)
     return legacyConfig(agent.agent_id, ap)
   })
 
   app.post('/events', {
+    onRequest: legacyAuth,
     schema: {
       tags: ['legacy'],
       summary: 'Submit buffered events',
@@ -123,7 +128,7 @@ export async function legacyRoutes (app: FastifyInstance, { services }: RouteOpt
       response: { 202: L.EventsResponse, ...errorResponses(400, 401, 413, 415, 429, 503) }
     }
   }, async (req, reply) => {
-    const agent = await auth.legacyAgent(req)
+    const agent = agentOf(req)
     const body = req.body as L.EventsBody
     await agents.events(agent, body.events.map((e) => {
       const data: Record<string, unknown> = e.data ?? {}
@@ -143,6 +148,7 @@ export async function legacyRoutes (app: FastifyInstance, { services }: RouteOpt
   })
 
   app.post('/heartbeat', {
+    onRequest: legacyAuth,
     schema: {
       tags: ['legacy'],
       summary: 'Report health; config_updated says when to re-fetch /config',
@@ -150,7 +156,7 @@ export async function legacyRoutes (app: FastifyInstance, { services }: RouteOpt
       response: { 200: L.HeartbeatResponse, ...errorResponses(400, 401, 413, 415, 429) }
     }
   }, async (req) => {
-    const agent = await auth.legacyAgent(req)
+    const agent = agentOf(req)
     const body = req.body as L.HeartbeatBody
     const ap = await directory.forAgent(agent)
     await agents.heartbeat(agent, body.status, { metrics: body.metrics ?? null, config_hash: body.config_hash ?? null })
@@ -159,9 +165,10 @@ export async function legacyRoutes (app: FastifyInstance, { services }: RouteOpt
   })
 
   app.get('/secrets', {
+    onRequest: legacyAuth,
     schema: { tags: ['legacy'], summary: 'Secrets granted to the agent', response: { 200: L.SecretsResponse, ...errorResponses(401, 429) } }
   }, async (req) => {
-    const agent = await auth.legacyAgent(req)
+    const agent = agentOf(req)
     return { secrets: await agents.secrets(agent), expires_at: new Date(Date.now() + SECRETS_TTL_MS).toISOString() }
   })
 }

@@ -2,11 +2,12 @@
 import type { FastifyInstance } from 'fastify'
 import { AgentParams, ConfigResponse } from '../../../shared/contracts/v1.js'
 import { errorResponses } from '../../../shared/contracts/common.js'
-import { ensureOwnAgent } from '../../auth/agent-auth.js'
+import { agentHook, agentOf, ensureOwnAgent } from '../../auth/agent-auth.js'
 import type { RouteOptions } from '../../services.js'
 
 export async function configRoute (app: FastifyInstance, { services }: RouteOptions): Promise<void> {
-  const { auth, directory } = services
+  app.addHook('onRequest', agentHook((req) => services.auth.v1Agent(req)))
+  const { directory } = services
   app.get('/config/:agent_id', {
     schema: {
       tags: ['v1'],
@@ -15,7 +16,7 @@ export async function configRoute (app: FastifyInstance, { services }: RouteOpti
       response: { 200: ConfigResponse, ...errorResponses(401, 403, 429) }
     }
   }, async (req) => {
-    const agent = await auth.v1Agent(req)
+    const agent = agentOf(req)
     ensureOwnAgent(agent, (req.params as { agent_id: string }).agent_id)
     const ap = await directory.forAgent(agent)
     return { agent_id: agent.agent_id, config: ap.settings, policies: ap.v1, config_hash: ap.hash, updated_at: ap.updatedAt }

@@ -3,11 +3,12 @@ import type { FastifyInstance } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import { errorResponses } from '../../../shared/contracts/common.js'
 import { badRequest } from '../../../shared/errors.js'
-import { ensureOwnAgent } from '../../auth/agent-auth.js'
+import { agentHook, agentOf, ensureOwnAgent } from '../../auth/agent-auth.js'
 import type { RouteOptions } from '../../services.js'
 
 export async function deregisterRoute (app: FastifyInstance, { services }: RouteOptions): Promise<void> {
-  const { auth, agents } = services
+  app.addHook('onRequest', agentHook((req) => services.auth.v1Agent(req)))
+  const { agents } = services
   app.post('/deregister', {
     schema: {
       tags: ['v1'],
@@ -15,7 +16,7 @@ export async function deregisterRoute (app: FastifyInstance, { services }: Route
       response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 429) }
     }
   }, async (req, reply) => {
-    const agent = await auth.v1Agent(req)
+    const agent = agentOf(req)
     const body = req.body
     if (body !== undefined && (body === null || typeof body !== 'object' || Array.isArray(body))) {
       throw badRequest('the body must be empty or a JSON object', [{ path: '/', message: 'must be object' }])

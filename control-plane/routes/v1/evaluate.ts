@@ -3,13 +3,14 @@ import type { FastifyInstance } from 'fastify'
 import { EvaluateBody, EvaluateResponse } from '../../../shared/contracts/v1.js'
 import { errorResponses } from '../../../shared/contracts/common.js'
 import { buildInputV1 } from '../../../shared/policy/index.js'
-import { ensureOwnAgent } from '../../auth/agent-auth.js'
+import { agentHook, agentOf, ensureOwnAgent } from '../../auth/agent-auth.js'
 import type { RouteOptions } from '../../services.js'
 import type { AgentRecord } from '../../store/store.js'
 import type { AgentPolicies } from '../../policies/directory.js'
 
 export async function evaluateRoute (app: FastifyInstance, { services }: RouteOptions): Promise<void> {
-  const { auth, directory, metrics } = services
+  app.addHook('onRequest', agentHook((req) => services.auth.v1Agent(req)))
+  const { directory, metrics } = services
   app.post('/evaluate', {
     schema: {
       tags: ['v1'],
@@ -38,7 +39,6 @@ export async function evaluateRoute (app: FastifyInstance, { services }: RouteOp
       if (ap !== undefined) return decide(agent, ap)
       return directory.forAgent(agent).then((compiled) => decide(agent, compiled))
     }
-    const agent = auth.v1Agent(req)
-    return agent instanceof Promise ? agent.then(withAgent) : withAgent(agent)
+    return withAgent(agentOf(req))
   })
 }

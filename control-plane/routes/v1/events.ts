@@ -2,11 +2,12 @@
 import type { FastifyInstance } from 'fastify'
 import { eventsBody, EventsResponse, type EventsBody } from '../../../shared/contracts/v1.js'
 import { errorResponses } from '../../../shared/contracts/common.js'
-import { ensureOwnAgent } from '../../auth/agent-auth.js'
+import { agentHook, agentOf, ensureOwnAgent } from '../../auth/agent-auth.js'
 import type { RouteOptions } from '../../services.js'
 
 export async function eventsRoute (app: FastifyInstance, { services }: RouteOptions): Promise<void> {
-  const { auth, agents, metrics } = services
+  app.addHook('onRequest', agentHook((req) => services.auth.v1Agent(req)))
+  const { agents, metrics } = services
   app.post('/events', {
     schema: {
       tags: ['v1'],
@@ -15,7 +16,7 @@ export async function eventsRoute (app: FastifyInstance, { services }: RouteOpti
       response: { 202: EventsResponse, ...errorResponses(400, 401, 403, 413, 415, 429, 503) }
     }
   }, async (req, reply) => {
-    const agent = await auth.v1Agent(req)
+    const agent = agentOf(req)
     const body = req.body as EventsBody
     ensureOwnAgent(agent, body.agent_id)
     const batchId = await agents.events(agent, body.events.map((e) => ({

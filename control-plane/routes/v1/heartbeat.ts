@@ -2,11 +2,12 @@
 import type { FastifyInstance } from 'fastify'
 import { HeartbeatBody, HeartbeatResponse } from '../../../shared/contracts/v1.js'
 import { errorResponses } from '../../../shared/contracts/common.js'
-import { ensureOwnAgent } from '../../auth/agent-auth.js'
+import { agentHook, agentOf, ensureOwnAgent } from '../../auth/agent-auth.js'
 import type { RouteOptions } from '../../services.js'
 
 export async function heartbeatRoute (app: FastifyInstance, { services }: RouteOptions): Promise<void> {
-  const { auth, agents, directory, config } = services
+  app.addHook('onRequest', agentHook((req) => services.auth.v1Agent(req)))
+  const { agents, directory, config } = services
   app.post('/heartbeat', {
     schema: {
       tags: ['v1'],
@@ -15,7 +16,7 @@ export async function heartbeatRoute (app: FastifyInstance, { services }: RouteO
       response: { 202: HeartbeatResponse, ...errorResponses(400, 401, 403, 413, 415, 429) }
     }
   }, async (req, reply) => {
-    const agent = await auth.v1Agent(req)
+    const agent = agentOf(req)
     const body = req.body as HeartbeatBody
     ensureOwnAgent(agent, body.agent_id)
     const ap = await directory.forAgent(agent)

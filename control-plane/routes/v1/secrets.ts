@@ -2,15 +2,16 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { AgentParams, SecretsResponse } from '../../../shared/contracts/v1.js'
 import { errorResponses } from '../../../shared/contracts/common.js'
-import { ensureOwnAgent } from '../../auth/agent-auth.js'
+import { agentHook, agentOf, ensureOwnAgent } from '../../auth/agent-auth.js'
 import type { RouteOptions } from '../../services.js'
 
 export const SECRETS_TTL_MS = 5 * 60_000
 
 export async function secretsRoutes (app: FastifyInstance, { services }: RouteOptions): Promise<void> {
-  const { auth, agents } = services
+  app.addHook('onRequest', agentHook((req) => services.auth.v1Agent(req)))
+  const { agents } = services
   const handler = async (req: FastifyRequest): Promise<unknown> => {
-    const agent = await auth.v1Agent(req)
+    const agent = agentOf(req)
     ensureOwnAgent(agent, (req.params as { agent_id?: string }).agent_id)
     return {
       secrets: await agents.secrets(agent),
