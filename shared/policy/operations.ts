@@ -200,11 +200,15 @@ const rateExceeded: OperationSpec = {
     const limit = constantArg(args, 2, 'rate_exceeded', 'limit')
     if (typeof limit !== 'number' || !(limit >= 0)) throw new Error('rate_exceeded: limit must be a number >= 0')
     const amountFn = argFn(args, 3)
+    // The same key string as last time is reused: its hash is already computed for the map lookups.
+    let lastKey = ''
     return (d, c) => {
       const ctx = c as PolicyContext
       const store = ctx.rates
       if (store === undefined) return false
-      const k = String(key(d, c))
+      let k = String(key(d, c))
+      if (k === lastKey) k = lastKey
+      else lastKey = k
       const a = amountFn(d, c)
       const amount = typeof a === 'number' && a > 0 ? a : (args[3] === undefined ? 1 : 0)
       const now = ctx.now

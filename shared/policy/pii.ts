@@ -45,24 +45,6 @@ const SECRET_PATTERNS: readonly RegExp[] = [
 /** The secret formats as one alternation: one scan of the text instead of one per format. */
 const SECRETS = new RegExp(SECRET_PATTERNS.map((r) => `(?:${r.source})`).join('|'))
 
-const ANY_DIGIT = /[0-9]/
-
-/** Every secret format holds "_" or "-" or starts with AKIA, ASIA or AIza: a fast way to rule most texts out. */
-function mayHoldSecret (text: string): boolean {
-  return text.includes('_') || text.includes('-') || text.includes('AKIA') || text.includes('ASIA') || text.includes('AIza')
-}
-
-/** Whether the text holds at least `enough` ASCII digits (a regex scan first: most texts hold none). */
-function digitsAtLeast (text: string, enough: number): boolean {
-  if (!ANY_DIGIT.test(text)) return false
-  let n = 0
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i)
-    if (c >= 48 && c <= 57 && ++n >= enough) return true
-  }
-  return false
-}
-
 export function luhnValid (digits: string): boolean {
   let sum = 0
   let double = false
@@ -169,14 +151,44 @@ function hasPhone (text: string): boolean {
   return false
 }
 
+const ANY_DIGIT = /[0-9]/
+
+/** What one scan of a text tells: enough to rule most detectors out without running them. */
+interface Profile {
+  digits: number
+  mayHoldSecret: boolean
+}
+
+let lastText: string | null = null
+let lastProfile: Profile = { digits: 0, mayHoldSecret: false }
+
+/** The profile of a text; the last one is kept, since every PII policy of a decision reads the same text. */
+function profileOf (text: string): Profile {
+  if (text === lastText) return lastProfile
+  // Native scans first (a regex test, indexOf): most texts hold no digit at all.
+  let digits = 0
+  if (ANY_DIGIT.test(text)) {
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i)
+      if (c >= 48 && c <= 57) digits++
+    }
+  }
+  lastText = text
+  lastProfile = {
+    digits,
+    mayHoldSecret: text.includes('_') || text.includes('-') || text.includes('AKIA') || text.includes('ASIA') || text.includes('AIza')
+  }
+  return lastProfile
+}
+
 /** Whether `text` contains PII of the given kind. */
 export function containsPii (kind: PiiKind, text: string): boolean {
   switch (kind) {
     case 'email': return hasEmail(text)
     // Cheap first: a card has 13+ digits, a phone number 10+, an SSN 9.
-    case 'credit_card': return digitsAtLeast(text, 13) && hasCard(text)
-    case 'us_ssn': return digitsAtLeast(text, 9) && hasSsn(text)
-    case 'phone': return digitsAtLeast(text, 10) && hasPhone(text)
-    case 'secret': return (mayHoldSecret(text) && SECRETS.test(text)) || hasJwt(text)
+    case 'credit_card': return profileOf(text).digits >= 13 && hasCard(text)
+    case 'us_ssn': return profileOf(text).digits >= 9 && hasSsn(text)
+    case 'phone': return profileOf(text).digits >= 10 && hasPhone(text)
+    case 'secret': return (profileOf(text).mayHoldSecret && SECRETS.test(text)) || hasJwt(text)
   }
 }

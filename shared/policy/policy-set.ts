@@ -77,6 +77,8 @@ export interface PolicySet {
 
 interface Entry {
   info: CompiledPolicy
+  /** The policy's result when it passes: the same frozen object every time (no allocation). */
+  pass: PolicyResult
   fn: Evaluator
   warnOnly: boolean
   userScope: string | undefined
@@ -94,6 +96,10 @@ function mergeRestrictions (into: Restrictions, r: Restrictions): void {
       ? [...models]
       : into.allowed_models.filter((m) => models.includes(m))
   }
+}
+
+function passResult (info: CompiledPolicy): PolicyResult {
+  return Object.freeze({ id: info.id, name: info.name, type: info.type, result: 'pass' as const, message: null })
 }
 
 /**
@@ -124,11 +130,11 @@ function compileEntries (policies: readonly PolicyInput[], options: PolicySetOpt
       const message = `policy error: ${(error as Error).message}`
       e.info.error = message
       options.onError?.(e.p, error as Error)
-      return { info: e.info, fn: () => message, warnOnly: false, userScope: e.userScope }
+      return { info: e.info, pass: passResult(e.info), fn: () => message, warnOnly: false, userScope: e.userScope }
     }
     const config = e.p.config as Record<string, unknown>
     if (e.info.enforcement === 'enforce' && e.def.restrictions !== undefined) mergeRestrictions(restrictions, e.def.restrictions(config))
-    return { info: e.info, fn: result as Evaluator, warnOnly: e.def.onMatch?.(config) === 'warn', userScope: e.userScope }
+    return { info: e.info, pass: passResult(e.info), fn: result as Evaluator, warnOnly: e.def.onMatch?.(config) === 'warn', userScope: e.userScope }
   })
 }
 
@@ -162,7 +168,7 @@ export function compilePolicySet (policies: readonly PolicyInput[], options: Pol
         onError?.(info, err as Error)
       }
       if (!truthy(out)) {
-        results.push({ id: info.id, name: info.name, type: info.type, result: 'pass', message: null })
+        results.push(e.pass)
         continue
       }
       const message = typeof out === 'string' ? out : 'denied'
