@@ -54,16 +54,7 @@ export interface PolicyRecord {
 }
 
 /** A policy as written by `policy apply` / GraphQL (validated before it reaches the store). */
-export interface PolicyWrite {
-  name: string
-  type: string
-  scope_type: string
-  scope_id: string
-  config: Record<string, unknown>
-  enforcement: string
-  priority: number
-  is_active: boolean
-}
+export type PolicyWrite = Omit<PolicyRecord, 'id' | 'tenant_id' | 'version' | 'created_at' | 'updated_at'>
 
 export type SecretScope = 'tenant' | 'deployment' | 'agent'
 
