@@ -30,8 +30,6 @@ export interface PolicyContext extends EvalContext {
   /** Writes to run if the decision allows the request. */
   pending: Array<() => void>
   /** PII results of this evaluation, for the text they were computed on. */
-  piiText?: string
-  piiMemo?: Map<PiiKind, boolean>
 }
 
 function stringList (value: unknown, what: string): string[] {
@@ -172,18 +170,8 @@ const pii: OperationSpec = {
     return (d, c) => {
       const t = text(d, c)
       if (typeof t !== 'string' || t === '') return null
-      const ctx = c as PolicyContext
-      if (ctx.piiText !== t || ctx.piiMemo === undefined) {
-        ctx.piiText = t
-        ctx.piiMemo = new Map()
-      }
-      const memo = ctx.piiMemo
-      for (const k of list) {
-        const known = memo.get(k)
-        const found = known ?? containsPii(k, t)
-        if (known === undefined) memo.set(k, found)
-        if (found) return k
-      }
+      // containsPii keeps the profile of the last text, so several PII policies scan a text once.
+      for (const k of list) if (containsPii(k, t)) return k
       return null
     }
   }

@@ -1,7 +1,6 @@
 import t, { type Test } from 'tap'
 import { JsonLogicCompileError, compileLogic, type Evaluator } from '../../../shared/policy/jsonlogic.js'
 import { POLICY_OPERATIONS, combinedTest, type PolicyContext } from '../../../shared/policy/operations.js'
-import type { PiiKind } from '../../../shared/policy/pii.js'
 import { MemoryApprovals, MemoryBudgetLedger, MemoryRateCounters, WINDOWS } from '../../../shared/policy/counters.js'
 
 const T0 = Date.UTC(2026, 10, 22, 12, 0, 0)
@@ -301,48 +300,23 @@ t.test('pii: a single kind string works like a one-item list', async (t) => {
   t.equal(fn({ text: 'ops@example.com' }, ctx()), 'email')
 })
 
-t.test('pii: an empty or non-string text gives null and leaves the memo alone', async (t) => {
+t.test('pii: an empty or non-string text gives null', async (t) => {
   const fn = compile({ pii: [{ var: 'text' }, ['email']] })
   for (const text of ['', undefined, null, 42, ['ops@example.com']]) {
-    const c = ctx()
-    t.equal(fn({ text }, c), null, `${JSON.stringify(text) ?? 'undefined'} gives null`)
-    t.equal(c.piiMemo, undefined, 'no memo created')
+    t.equal(fn({ text }, ctx()), null, `${JSON.stringify(text) ?? 'undefined'} gives null`)
   }
 })
 
-t.test('pii: results are memoised in the context for the text they were computed on', async (t) => {
-  const c = ctx()
-  const text = 'mail ops@example.com'
-  t.equal(compile({ pii: [{ var: 'text' }, ['credit_card', 'email', 'phone']] })({ text }, c), 'email')
-  t.equal(c.piiText, text)
-  t.same([...(c.piiMemo as Map<string, boolean>)], [['credit_card', false], ['email', true]], 'kinds after the first hit are not computed')
-})
-
-t.test('pii: a second operation on the same text reuses the memoised results', async (t) => {
-  const c = ctx()
-  const text = 'nothing personal here'
-  // Seeded results differ from what a fresh scan would say, so reading them proves the memo is used.
-  c.piiText = text
-  c.piiMemo = new Map<PiiKind, boolean>([['phone', true], ['email', false]])
-  t.equal(compile({ pii: [{ var: 'text' }, ['email', 'phone']] })({ text }, c), 'phone')
-  t.equal(compile({ pii: [{ var: 'text' }, 'secret'] })({ text }, c), null)
-  t.same([...c.piiMemo], [['phone', true], ['email', false], ['secret', false]], 'new kinds are added to the same memo')
-})
-
-t.test('pii: a different text in the same context starts a fresh memo', async (t) => {
-  const c = ctx()
-  c.piiText = 'old text'
-  c.piiMemo = new Map<PiiKind, boolean>([['email', true]])
-  const fn = compile({ pii: [{ var: 'text' }, ['email']] })
-  t.equal(fn({ text: 'new text without addresses' }, c), null)
-  t.equal(c.piiText, 'new text without addresses')
-  t.same([...(c.piiMemo as Map<string, boolean>)], [['email', false]])
-})
-
-t.test('pii: a context holding the text but no memo gets a new memo', async (t) => {
-  const c = ctx({ piiText: 'ops@example.com' })
-  t.equal(compile({ pii: [{ var: 'text' }, ['email']] })({ text: 'ops@example.com' }, c), 'email')
-  t.same([...(c.piiMemo as Map<string, boolean>)], [['email', true]])
+t.test('pii: the first kind found, in the order given; texts that alternate give their own answers', async (t) => {
+  const fn = compile({ pii: [{ var: 'text' }, ['credit_card', 'email', 'phone']] })
+  const both = 'mail ops@example.com or call 555-123-4567'
+  t.equal(fn({ text: both }, ctx()), 'email')
+  t.equal(compile({ pii: [{ var: 'text' }, ['phone', 'email']] })({ text: both }, ctx()), 'phone')
+  for (let i = 0; i < 3; i++) {
+    t.equal(fn({ text: 'card 4111 1111 1111 1111' }, ctx()), 'credit_card', `round ${i}: card`)
+    t.equal(fn({ text: 'nothing personal' }, ctx()), null, `round ${i}: nothing`)
+    t.equal(fn({ text: 'call 555-123-4567' }, ctx()), 'phone', `round ${i}: phone`)
+  }
 })
 
 t.test('pii: an unknown kind is refused at compile time', async (t) => {
