@@ -21,9 +21,17 @@ Options:
   -v, --version  the version
 `
 
+/** The package version, from the package.json above this file (dist/shared/cli or shared/cli). */
 function version (): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }
-  return pkg.version
+  for (const up of ['../../../package.json', '../../package.json']) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(up, import.meta.url), 'utf8')) as { name?: string, version: string }
+      if (pkg.name === 'agentgov') return pkg.version
+    } catch {
+      // not there: try the next level
+    }
+  }
+  return 'unknown'
 }
 
 /** Runs the command line; resolves to the process exit code. */
