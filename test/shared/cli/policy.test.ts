@@ -1,5 +1,4 @@
 import t from 'tap'
-import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
 import { main, HELP, POLICY_HELP } from '../../../shared/cli/main.js'
