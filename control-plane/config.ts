@@ -104,7 +104,7 @@ export function loadConfig (argv: string[], env: NodeJS.ProcessEnv = process.env
     strict: true,
     allowPositionals: false
   })
-  const rawApiName = (values['api-name'] as string | undefined) ?? env.SERVICE_API_NAME ?? 'service'
+  const rawApiName = (values['api-name'] as string | undefined) ?? (env.SERVICE_API_NAME === '' ? undefined : env.SERVICE_API_NAME) ?? 'service'
   if (!API_NAME.test(rawApiName)) throw new ConfigError('SERVICE_API_NAME', `must match ${API_NAME.source}, got "${rawApiName}"`)
   const apiName = rawApiName
   const get = (name: OptionName): { variable: string, value: string | undefined } => {

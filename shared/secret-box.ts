@@ -23,9 +23,13 @@ export class SecretBox {
   open (sealed: string, aad: string): string {
     const parts = sealed.split(':')
     if (parts.length !== 4 || parts[0] !== 'v1') throw new Error('not a sealed value')
-    const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(parts[1] as string, 'base64'))
+    const nonce = Buffer.from(parts[1] as string, 'base64')
+    const tag = Buffer.from(parts[2] as string, 'base64')
+    // A full-length tag only: GCM would otherwise accept a truncated one, and a forgery gets cheap.
+    if (nonce.length !== 12 || tag.length !== 16) throw new Error('not a sealed value')
+    const decipher = createDecipheriv('aes-256-gcm', this.key, nonce, { authTagLength: 16 })
     decipher.setAAD(Buffer.from(aad))
-    decipher.setAuthTag(Buffer.from(parts[2] as string, 'base64'))
+    decipher.setAuthTag(tag)
     return Buffer.concat([decipher.update(Buffer.from(parts[3] as string, 'base64')), decipher.final()]).toString('utf8')
   }
 }

@@ -41,6 +41,7 @@ export class IngestWriter {
   /** Queues rows; resolves once they are committed, rejects when the commit failed. */
   write (events: EventRow[], evaluations: EvaluationRow[] = []): Promise<void> {
     if (this.stopped) return Promise.reject(new Error('ingest writer is stopped'))
+    if (events.length === 0 && evaluations.length === 0) return Promise.resolve()
     for (const e of events) this.events.push(e)
     for (const e of evaluations) this.evaluations.push(e)
     const done = new Promise<void>((resolve, reject) => { this.waiters.push({ resolve, reject }) })
@@ -86,14 +87,20 @@ export class IngestWriter {
     this.flushing = (async () => {
       try {
         await this.store.writeBatch(events, evaluations)
-        this.counts.committedEvents += events.length
-        this.counts.committedBatches++
-        this.opts.onCommit?.(events)
-        for (const w of waiters) w.resolve()
       } catch (err) {
         this.counts.failures++
         this.opts.onError?.(err as Error)
         for (const w of waiters) w.reject(err as Error)
+        return
+      }
+      // Committed: acknowledge first, whatever the listener does.
+      this.counts.committedEvents += events.length
+      this.counts.committedBatches++
+      for (const w of waiters) w.resolve()
+      try {
+        this.opts.onCommit?.(events)
+      } catch (err) {
+        this.opts.onError?.(err as Error)
       }
     })()
     try {

@@ -87,7 +87,12 @@ export class SqliteStore implements Store {
     this.db.pragma('synchronous = NORMAL')
     this.db.pragma('busy_timeout = 5000')
     this.db.pragma('foreign_keys = ON')
-    this.migrate()
+    try {
+      this.migrate()
+    } catch (err) {
+      this.db.close()
+      throw err
+    }
     const p = (sql: string): Database.Statement => this.db.prepare(sql)
     this.s = {
       seq: p("SELECT value FROM meta WHERE key = 'config_seq'"),
@@ -97,10 +102,11 @@ export class SqliteStore implements Store {
       listTenants: p('SELECT * FROM tenants ORDER BY created_at, id'),
       insTenantKey: p('INSERT INTO tenant_keys (key_hash, tenant_id, prefix, created_at) VALUES (?, ?, ?, ?)'),
       tenantByKey: p('SELECT t.* FROM tenant_keys k JOIN tenants t ON t.id = k.tenant_id WHERE k.key_hash = ?'),
-      insAgent: p(`INSERT OR IGNORE INTO agents (id, tenant_id, agent_id, name, agent_type, capabilities, metadata,
+      insAgent: p(`INSERT INTO agents (id, tenant_id, agent_id, name, agent_type, capabilities, metadata,
         deployment_id, key_hash, key_prefix, contract, status, health, last_heartbeat, created_at, updated_at)
         VALUES (@id, @tenant_id, @agent_id, @name, @agent_type, @capabilities, @metadata, @deployment_id,
-        @key_hash, @key_prefix, @contract, @status, @health, @last_heartbeat, @created_at, @updated_at)`),
+        @key_hash, @key_prefix, @contract, @status, @health, @last_heartbeat, @created_at, @updated_at)
+        ON CONFLICT DO NOTHING`),
       agentByKey: p('SELECT * FROM agents WHERE key_hash = ?'),
       getAgent: p('SELECT * FROM agents WHERE tenant_id = ? AND agent_id = ?'),
       listAgents: p('SELECT * FROM agents WHERE tenant_id = ? ORDER BY created_at, agent_id'),
@@ -123,11 +129,13 @@ export class SqliteStore implements Store {
         ON CONFLICT (tenant_id, scope_type, scope_id, name)
         DO UPDATE SET value_sealed = excluded.value_sealed, updated_at = excluded.updated_at`),
       listSecrets: p('SELECT * FROM secrets WHERE tenant_id = ? ORDER BY scope_type, scope_id, name'),
-      insEvent: p(`INSERT OR IGNORE INTO events (id, tenant_id, agent_uuid, agent_id, event_type, category, timestamp,
+      insEvent: p(`INSERT INTO events (id, tenant_id, agent_uuid, agent_id, event_type, category, timestamp,
         user_id, payload, evaluation_id, batch_id, client_event_id, cost_usd, received_at)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-      insEval: p(`INSERT OR IGNORE INTO evaluations (id, tenant_id, agent_uuid, allowed, reason, request, decision, created_at)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT DO NOTHING`),
+      insEval: p(`INSERT INTO evaluations (id, tenant_id, agent_uuid, allowed, reason, request, decision, created_at)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT DO NOTHING`),
       countEvents: p('SELECT count(*) AS n FROM events WHERE tenant_id = ?'),
       listEvents: p('SELECT * FROM events WHERE tenant_id = ? ORDER BY received_at DESC, rowid DESC LIMIT ?'),
       listAgentEvents: p('SELECT * FROM events WHERE tenant_id = ? AND agent_uuid = ? ORDER BY received_at DESC, rowid DESC LIMIT ?'),
