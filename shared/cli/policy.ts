@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs'
 import { parse as parseYaml } from 'yaml'
 import {
-  buildInputLegacy, buildInputV1, compilePolicySet, policyLogic, validatePolicy,
+  buildInputLegacy, buildInputV1, compilePolicySet, effectivePolicies, policyLogic, validatePolicy,
   type AgentInfo, type PolicyInput, type ValidationError
 } from '../policy/index.js'
 
@@ -40,6 +40,19 @@ export function validatePolicyList (list: unknown[]): ValidationError[] {
   return errors
 }
 
+/** Reads an /evaluate body: a JSON object, or an error that names the file. */
+function readInputFile (path: string): Record<string, unknown> {
+  const text = readFileSync(path, 'utf8')
+  let body: unknown
+  try {
+    body = JSON.parse(text)
+  } catch (err) {
+    throw new Error(`${path}: cannot parse: ${(err as Error).message}`)
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new Error(`${path}: expected a JSON object (an /evaluate body)`)
+  return body as Record<string, unknown>
+}
+
 function withIds (list: unknown[]): PolicyInput[] {
   return list.map((p, i) => {
     const policy = p as PolicyInput
@@ -74,7 +87,7 @@ export async function policyCommand (args: string[], out: NodeJS.WritableStream,
     out.write(`${JSON.stringify(shown, null, 2)}\n`)
     return 0
   }
-  const body = JSON.parse(readFileSync(inputFile as string, 'utf8')) as Record<string, unknown>
+  const body = readInputFile(inputFile as string)
   const legacy = 'request_type' in body || 'messages' in body
   const agent: AgentInfo = {
     id: typeof body.agent_id === 'string' ? body.agent_id : 'cli-agent',
@@ -85,7 +98,8 @@ export async function policyCommand (args: string[], out: NodeJS.WritableStream,
     team: null
   }
   const input = legacy ? buildInputLegacy(body, agent) : buildInputV1(body, agent)
-  const decision = compilePolicySet(policies).evaluate(input)
+  // As a server would: only the policies whose scope takes in the agent (USER scope: per request).
+  const decision = compilePolicySet(effectivePolicies(policies, agent)).evaluate(input)
   out.write(`${JSON.stringify(decision, null, 2)}\n`)
   return decision.allowed ? 0 : 3
 }

@@ -10,6 +10,7 @@ import type { InputDocument } from './input.js'
 import type { Restrictions } from './types/common.js'
 import { policyLogic, policyTypeDef } from './registry.js'
 import { byPriorityThenName, normalizeScopeType } from './scope.js'
+import { globMatch } from './glob.js'
 
 export type Enforcement = 'enforce' | 'audit' | 'disabled'
 
@@ -77,6 +78,8 @@ export interface PolicySet {
 
 interface Entry {
   info: CompiledPolicy
+  /** Restrictions of an enforced USER-scoped policy: merged only into its user's decisions. */
+  userRestrictions?: Restrictions
   /** The policy's result when it passes: the same frozen object every time (no allocation). */
   pass: PolicyResult
   fn: Evaluator
@@ -88,13 +91,19 @@ function enforcementOf (value: unknown): Enforcement {
   return value === 'audit' || value === 'disabled' ? value : 'enforce'
 }
 
+/**
+ * Merges restrictions: the lowest max_tokens; for allowed_models, the patterns of either list that
+ * the other list's globs match (`gpt-*` and `gpt-4o` give `gpt-4o`), so that a model both policies
+ * allow is never left out.
+ */
 function mergeRestrictions (into: Restrictions, r: Restrictions): void {
   if (r.max_tokens !== undefined) into.max_tokens = Math.min(into.max_tokens ?? Infinity, r.max_tokens)
   if (r.allowed_models !== undefined) {
-    const models = r.allowed_models
-    into.allowed_models = into.allowed_models === undefined
-      ? [...models]
-      : into.allowed_models.filter((m) => models.includes(m))
+    const b = r.allowed_models
+    const a = into.allowed_models
+    into.allowed_models = a === undefined
+      ? [...b]
+      : [...new Set([...a.filter((p) => b.some((g) => globMatch(g, p))), ...b.filter((p) => a.some((g) => globMatch(g, p)))])]
   }
 }
 
@@ -133,8 +142,16 @@ function compileEntries (policies: readonly PolicyInput[], options: PolicySetOpt
       return { info: e.info, pass: passResult(e.info), fn: () => message, warnOnly: false, userScope: e.userScope }
     }
     const config = e.p.config as Record<string, unknown>
-    if (e.info.enforcement === 'enforce' && e.def.restrictions !== undefined) mergeRestrictions(restrictions, e.def.restrictions(config))
-    return { info: e.info, pass: passResult(e.info), fn: result as Evaluator, warnOnly: e.def.onMatch?.(config) === 'warn', userScope: e.userScope }
+    const own = e.info.enforcement === 'enforce' && e.def.restrictions !== undefined ? e.def.restrictions(config) : undefined
+    if (own !== undefined && e.userScope === undefined) mergeRestrictions(restrictions, own)
+    return {
+      info: e.info,
+      pass: passResult(e.info),
+      fn: result as Evaluator,
+      warnOnly: e.def.onMatch?.(config) === 'warn',
+      userScope: e.userScope,
+      ...(own !== undefined && e.userScope !== undefined ? { userRestrictions: own } : {})
+    }
   })
 }
 
@@ -156,15 +173,24 @@ export function compilePolicySet (policies: readonly PolicyInput[], options: Pol
     const results: PolicyResult[] = []
     const warnings: string[] = []
     let reason: string | null = null
+    let decided = restrictions
     for (let i = 0; i < entries.length; i++) {
       const e = entries[i] as Entry
-      if (e.userScope !== undefined && input.user_id !== e.userScope) continue
+      if (e.userScope !== undefined) {
+        if (input.user_id !== e.userScope) continue
+        if (e.userRestrictions !== undefined) {
+          if (decided === restrictions) decided = structuredClone(restrictions)
+          mergeRestrictions(decided, e.userRestrictions)
+        }
+      }
       const info = e.info
       let out: unknown
+      let threw = false
       try {
         out = e.fn(input, ctx)
       } catch (err) {
         out = `policy error: ${(err as Error).message}`
+        threw = true
         onError?.(info, err as Error)
       }
       if (!truthy(out)) {
@@ -172,7 +198,8 @@ export function compilePolicySet (policies: readonly PolicyInput[], options: Pol
         continue
       }
       const message = typeof out === 'string' ? out : 'denied'
-      if (e.warnOnly && info.error === undefined) {
+      // A warn-only policy warns on a match; an error still fails it (fail closed).
+      if (e.warnOnly && info.error === undefined && !threw) {
         warnings.push(`${info.name}: ${message}`)
         results.push({ id: info.id, name: info.name, type: info.type, result: 'pass', message })
         continue
@@ -186,7 +213,7 @@ export function compilePolicySet (policies: readonly PolicyInput[], options: Pol
     }
     const allowed = reason === null
     if (allowed) for (const write of ctx.pending) write()
-    return { allowed, reason, policies_evaluated: results, warnings, restrictions }
+    return { allowed, reason, policies_evaluated: results, warnings, restrictions: decided }
   }
 
   return { evaluate, policies: Object.freeze(entries.map((e) => e.info)), restrictions }
