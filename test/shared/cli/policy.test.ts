@@ -123,7 +123,7 @@ t.test('policy validate: a document that is neither a list nor {policies: [...]}
 })
 
 t.test('policy compile: prints each policy with its id (given, or pol_<index>), name, type and JSON-logic', async (t) => {
-  const list: Array<{ config?: unknown }> = [{ ...POLICIES[0], id: 'my-id' }, POLICIES[1] ?? {}]
+  const list: Array<Record<string, unknown>> = [{ ...POLICIES[0], id: 'my-id' }, { ...POLICIES[1] }]
   const dir = t.testdir({ 'p.json': JSON.stringify(list) })
   const res = await run(['policy', 'compile', join(dir, 'p.json')])
   t.equal(res.code, 0)
