@@ -115,7 +115,6 @@ function hasCard (text: string): boolean {
       let digits = ''
       for (let end = start; end < groups.length; end++) {
         digits += groups[end] as string
-        if (digits.length > 19) break
         if (!(start === 0 && end === groups.length - 1) && cardNumber(digits)) return true
       }
     }

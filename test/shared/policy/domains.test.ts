@@ -47,3 +47,13 @@ t.test('compileDomains: entries are normalised; invalid ones are ignored', async
   t.equal(set.match('x.example.org'), '*.Example.ORG')
   t.equal(set.match('not a domain'), undefined)
 })
+
+t.test('normalizeDomain: a name punycode cannot encode is refused', async (t) => {
+  t.equal(normalizeDomain('xn--a'), '')
+  t.equal(normalizeDomain('*.xn--zz'), '')
+})
+
+t.test('hostOf: answers stay right when the cache of hosts fills and starts again', async (t) => {
+  for (let i = 0; i < 1100; i++) t.equal(hostOf(`https://h${i}.example.com/p`), `h${i}.example.com`, undefined)
+  t.equal(hostOf('https://h5.example.com/p'), 'h5.example.com')
+})

@@ -197,3 +197,15 @@ t.test('JsonLogicCompileError: message is "path: reason"', async (t) => {
   t.equal(e.message, 'rule.x: bad')
   t.equal(e.name, 'JsonLogicCompileError')
 })
+
+t.test('code generation corners: log with several arguments, extra arguments of scoped operations, custom arguments that need temporaries', async (t) => {
+  const seen: unknown[] = []
+  const fn = compileLogic({ log: [{ '+': [1, 1] }, { log: 'second' }] }, { log: (v) => seen.push(v) })
+  t.equal(fn({}, {}), 2, 'log returns its first argument')
+  t.same(seen, ['second', 2], 'every argument is evaluated first, then the first is logged')
+  t.equal(compileLogic({ log: [] }, { log: (v) => seen.push(v) })({}, {}), undefined)
+  parity(t, { map: [[1, 2], { '+': [{ var: '' }, 1] }, 'ignored', 'also ignored'] }, {}, 'extra arguments of map are ignored')
+  compileError(t, () => compileRule({ map: [[1], { var: '' }, 0, { frob: 1 }] }), 'rule.map[3].frob', /unknown operation/, 'but still checked')
+  const operations = new Map([['same', { compile: (args: Array<{ fn: (d: unknown, c: Record<string, unknown>) => unknown }>) => (d: unknown, c: Record<string, unknown>) => args[0]?.fn(d, c) }]])
+  t.equal(compileLogic({ same: { and: [{ var: 'a' }, { var: 'b' }] } }, { operations })({ a: 1, b: 'x' }, {}), 'x', 'a custom argument with and/or temporaries')
+})

@@ -400,3 +400,8 @@ t.test('credit_card: a 13-digit millisecond timestamp is not a card number', asy
   t.equal(luhnValid('1700000000004'), true, 'precondition: Luhn accepts it')
   t.equal(containsPii('credit_card', 'created_at=1700000000004'), false, 'epoch milliseconds')
 })
+
+t.test('credit_card: a number of one repeated digit is not a card, even when Luhn-valid', async (t) => {
+  t.equal(containsPii('credit_card', '4444 4444 4444 4444'), false)
+  t.equal(containsPii('credit_card', '5555555555555555'), false)
+})

@@ -220,3 +220,9 @@ t.test('checkPatternSafety: (?i) treats letters that upper-case alike as the sam
   t.equal(checkPatternSafety('(?i)(?:σ|ς)+$'), ALTERNATION, 'sigma and final sigma')
   t.equal(checkPatternSafety('(?i)(?:µ|μ)+$'), ALTERNATION, 'micro sign and mu')
 })
+
+t.test('compileSafePattern: (?i) keeps \\x, \\u and \\c escapes whole and folds only letter ranges of one case', async (t) => {
+  const re = compileSafePattern('(?i)\\u0041b\\cJ[\\x41\\u0042\\cJ][0-9][A-z]')
+  t.equal(re.source, '\\u0041[bB]\\cJ[\\x41\\u0042\\cJ][0-9][A-z]')
+  t.equal(re.test('AB\n\n5q'), true)
+})
