@@ -54,6 +54,8 @@ t.test('normalizeDomain: a name punycode cannot encode is refused', async (t) =>
 })
 
 t.test('hostOf: answers stay right when the cache of hosts fills and starts again', async (t) => {
-  for (let i = 0; i < 1100; i++) t.equal(hostOf(`https://h${i}.example.com/p`), `h${i}.example.com`, undefined)
+  let wrong = 0
+  for (let i = 0; i < 1100; i++) if (hostOf(`https://h${i}.example.com/p`) !== `h${i}.example.com`) wrong++
+  t.equal(wrong, 0, "1,100 different hosts, each right")
   t.equal(hostOf('https://h5.example.com/p'), 'h5.example.com')
 })
