@@ -53,6 +53,13 @@ export function validatePolicy (policy: unknown): ValidationError[] {
     c.fail('scope_type', `must be one of: ${SCOPE_TYPES.join(', ')}`)
   }
   if (p.scope_id !== undefined && typeof p.scope_id !== 'string') c.fail('scope_id', 'must be a string')
+  else {
+    // Only ORG takes in everyone; any narrower scope names what it takes in (interface.md 2.2).
+    const scope = normalizeScopeType(p.scope_type)
+    if (scope !== undefined && scope !== 'ORG' && (typeof p.scope_id !== 'string' || p.scope_id.trim() === '')) {
+      c.fail('scope_id', `is required for scope_type ${scope}`)
+    }
+  }
   if (type !== undefined) {
     if (p.config === undefined) c.fail('config', 'is required')
     else policyTypeDef(type).validate(p.config, c)

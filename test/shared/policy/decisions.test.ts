@@ -108,3 +108,13 @@ t.test('validatePolicy: the envelope of a policy', async (t) => {
   t.notOk(isPolicyType('nope'))
   t.notOk(isPolicyType(5))
 })
+
+t.test('validatePolicy: a scope narrower than ORG needs its scope_id', async (t) => {
+  const base = { name: 'p', type: 'custom', config: { deny_if: false } }
+  for (const scope of ['TEAM', 'deployment', 'ENDPOINT', 'USER']) {
+    t.same(validatePolicy({ ...base, scope_type: scope }), [{ path: 'scope_id', message: `is required for scope_type ${scope.toUpperCase()}` }], `${scope} without scope_id`)
+    t.same(validatePolicy({ ...base, scope_type: scope, scope_id: ' ' }).map((e) => e.path), ['scope_id'], `${scope} with a blank scope_id`)
+    t.same(validatePolicy({ ...base, scope_type: scope, scope_id: 'x' }), [], `${scope} with a scope_id`)
+  }
+  t.same(validatePolicy({ ...base, scope_type: 'ORG' }), [], 'ORG needs none')
+})
