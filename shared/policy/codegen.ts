@@ -184,6 +184,7 @@ export class Generator {
     if (plain !== undefined) {
       const args = this.args(values, argPath, s)
       if (op === 'missing') checkStaticKeys(args, path)
+      if (op === 'missing_some') checkStaticKeys(args.slice(1), path)
       return this.plain(op, plain, args, s)
     }
     const custom = this.options.operations?.get(op)
@@ -194,7 +195,7 @@ export class Generator {
         fn = custom.compile(args, path)
       } catch (err) {
         if (err instanceof JsonLogicCompileError) throw err
-        throw new JsonLogicCompileError((err as Error).message, path)
+        throw new JsonLogicCompileError(err instanceof Error ? err.message : String(err), path)
       }
       return `${this.k(fn)}(${s.data}, c)`
     }

@@ -209,6 +209,10 @@ export function childPath (path: string, key: string | number): string {
   return /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`
 }
 
+function jsonBytes (s: string): number {
+  return Buffer.byteLength(JSON.stringify(s))
+}
+
 /** Iterative pre-pass: refuses non-JSON values, rules deeper than MAX_RULE_DEPTH or larger than MAX_RULE_BYTES. */
 function checkShape (rule: unknown, path: string): void {
   const stack: Array<[unknown, number]> = [[rule, 1]]
@@ -216,7 +220,8 @@ function checkShape (rule: unknown, path: string): void {
   while (stack.length > 0) {
     const [node, depth] = stack.pop() as [unknown, number]
     const t = typeof node
-    if (t === 'string') bytes += (node as string).length + 2
+    // Bytes of the rule's JSON text: strings as written (escaped, UTF-8), one separator between items.
+    if (t === 'string') bytes += jsonBytes(node as string)
     else if (t === 'number' || t === 'boolean') bytes += String(node).length
     else if (node === null || node === undefined) bytes += 4
     else if (t === 'object') {
@@ -224,14 +229,15 @@ function checkShape (rule: unknown, path: string): void {
         throw new JsonLogicCompileError(`rule is nested deeper than ${MAX_RULE_DEPTH} levels`, path)
       }
       if (Array.isArray(node)) {
-        bytes += 2 + node.length
+        bytes += 2 + Math.max(0, node.length - 1)
         for (const v of node) stack.push([v, depth + 1])
       } else {
-        for (const [k, v] of Object.entries(node as object)) {
-          bytes += k.length + 4
+        const entries = Object.entries(node as object)
+        for (const [k, v] of entries) {
+          bytes += jsonBytes(k) + 2 // the colon and the comma
           stack.push([v, depth + 1])
         }
-        bytes += 2
+        bytes += entries.length > 0 ? 1 : 2 // the braces, less the comma the last entry does not have
       }
     } else {
       throw new JsonLogicCompileError(`rule holds a ${t}, which is not JSON`, path)
