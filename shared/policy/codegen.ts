@@ -9,11 +9,11 @@
  * Safety of the generated source: nothing from a rule is ever written into it except through
  * `JSON.stringify` of a string (a valid, inert JavaScript string literal) or a finite integer; every
  * other constant is passed in the array `K` and referenced by index. Generated identifiers are the
- * generator's own (`d`, `c`, `t<n>`, `x<n>`, `F`, `K`, `H`, `own`).
+ * generator's own (`d`, `c`, `t<n>`, `x<n>`, `F`, `K`, `H`, `own`, `OP`).
  */
 import {
   FORBIDDEN_SEGMENTS, JsonLogicCompileError, PLAIN, REFUSED, SCOPED, childPath, deepFreeze, inOp, lookup,
-  splitPath, truthy, type CompileOptions, type CompiledArg, type EvalContext, type Evaluator
+  splitPath, truthy, type CompileOptions, type CompiledArg, type EvalContext, type Evaluator, type OperationSpec
 } from './jsonlogic.js'
 
 /** A generated expression: its source, and its value when it is a constant. */
@@ -21,6 +21,30 @@ interface Expr {
   code: string
   constant: boolean
   value: unknown
+  /** For a `var` with a path written in the rule: what it reads, so equal reads can be grouped. */
+  reads?: string
+  /** The value is always a boolean (its truthiness needs no H.t). */
+  bool?: boolean
+}
+
+/**
+ * The constant strings that `in` looks for in one haystack (the same `var`), across the rules of a
+ * batch. When a batch searches one text for several literals, one scan with all of them (a regular
+ * expression of the escaped literals) tells whether any occurs: on most texts none does, and every
+ * search of the group is answered by that one scan. The answer is kept for the last haystack value.
+ */
+class LiteralGroup {
+  readonly needles = new Set<string>()
+  rx: RegExp | null = null
+  hay: string | null = null
+  any = false
+}
+
+/** Literals longer than this in all are not combined (plain searches instead). */
+const MAX_GROUP_CHARS = 16 * 1024
+
+function escapeRegExp (s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')
 }
 
 /** One function being generated: its data variable and its temporaries. */
@@ -37,6 +61,16 @@ const HELPERS = Object.freeze({
   s: (v: unknown): string => v === null || v === undefined ? '' : String(v),
   lookup,
   inOp,
+  /** `needle` (a constant, non-empty string) in the string `hay`, answered by the group's scan first. */
+  lit (g: LiteralGroup, hay: string, needle: string): boolean {
+    const rx = g.rx
+    if (rx === null) return hay.indexOf(needle) !== -1
+    if (hay !== g.hay) {
+      g.any = rx.test(hay)
+      g.hay = hay
+    }
+    return g.any && hay.indexOf(needle) !== -1
+  },
   map (arr: unknown, f: ScopedFn): unknown[] {
     if (!Array.isArray(arr)) return []
     const out = new Array(arr.length)
@@ -90,6 +124,9 @@ export class Generator {
   private readonly functions: string[] = []
   /** Slots of functions handed to custom operations before the batch is materialised. */
   private readonly slots: Array<{ index: number, fn: Evaluator | null }> = []
+  private readonly literalGroups = new Map<string, LiteralGroup>()
+  /** Generated expressions whose value is always a boolean. */
+  private readonly booleans = new Set<string>()
   private counter = 0
 
   constructor (private readonly options: CompileOptions) {}
@@ -128,7 +165,13 @@ export class Generator {
   /** Builds every function of the batch with one `new Function`; returns them by index. */
   materialise (): Evaluator[] {
     if (this.functions.length === 0) return []
-    const body = `"use strict"; const own = Object.hasOwn; return [\n${this.functions.join(',\n')}\n]`
+    for (const g of this.literalGroups.values()) {
+      const needles = [...g.needles]
+      if (needles.length > 1 && needles.reduce((n, x) => n + x.length, 0) <= MAX_GROUP_CHARS) {
+        g.rx = new RegExp(needles.map(escapeRegExp).join('|'))
+      }
+    }
+    const body = `"use strict"; const own = Object.hasOwn, OP = Object.prototype; return [\n${this.functions.join(',\n')}\n]`
     // Safe by construction (see the header): only generated identifiers and escaped literals.
     const fns = new Function('K', 'H', body)(this.consts, HELPERS) as Evaluator[]
     for (const slot of this.slots) slot.fn = fns[slot.index] as Evaluator
@@ -157,7 +200,19 @@ export class Generator {
     const values = Array.isArray(raw) ? raw : [raw]
     const opPath = childPath(path, op)
     const argPath = (i: number): string => Array.isArray(raw) ? childPath(opPath, i) : opPath
-    return { code: this.operation(op, values, opPath, argPath, s), constant: false, value: undefined }
+    if (op === 'var') return this.varOp(this.args(values, argPath, s), opPath, s)
+    const code = this.operation(op, values, opPath, argPath, s)
+    return { code, constant: false, value: undefined, bool: this.booleans.has(code) }
+  }
+
+  /** JavaScript truthiness of a generated value, with JSON-logic's rule for arrays. */
+  private truth (e: Expr): string {
+    return e.bool === true || (e.constant && typeof e.value === 'boolean') ? e.code : `H.t(${e.code})`
+  }
+
+  private boolean (code: string): string {
+    this.booleans.add(code)
+    return code
   }
 
   private args (values: unknown[], argPath: (i: number) => string, s: Scope): Expr[] {
@@ -175,7 +230,7 @@ export class Generator {
       case 'or':
         return this.andOr(op, this.args(values, argPath, s), s)
       case 'var':
-        return this.varOp(this.args(values, argPath, s), path, s)
+        return this.varOp(this.args(values, argPath, s), path, s).code
       case 'log':
         return this.logOp(this.args(values, argPath, s), s)
     }
@@ -188,15 +243,14 @@ export class Generator {
       return this.plain(op, plain, args, s)
     }
     const custom = this.options.operations?.get(op)
-    if (custom !== undefined) {
+    if (custom?.values !== undefined) {
+      const args = this.args(values, argPath, s)
+      const fn = buildOperation(() => (custom.values as NonNullable<OperationSpec['values']>)(args.map((a) => ({ constant: a.constant, value: a.value })), path), path)
+      return `${this.k(fn)}(c${args.map((a) => `, ${a.code}`).join('')})`
+    }
+    if (custom?.compile !== undefined) {
       const args = values.map((v, i) => this.customArg(v, argPath(i)))
-      let fn: Evaluator
-      try {
-        fn = custom.compile(args, path)
-      } catch (err) {
-        if (err instanceof JsonLogicCompileError) throw err
-        throw new JsonLogicCompileError(err instanceof Error ? err.message : String(err), path)
-      }
+      const fn = buildOperation(() => (custom.compile as NonNullable<OperationSpec['compile']>)(args, path), path)
       return `${this.k(fn)}(${s.data}, c)`
     }
     throw new JsonLogicCompileError(`unknown operation "${op}"`, path)
@@ -222,7 +276,7 @@ export class Generator {
     if (n === 1) return (args[0] as Expr).code
     let code = n % 2 === 1 ? (args[n - 1] as Expr).code : 'null'
     for (let i = (n % 2 === 1 ? n - 1 : n) - 2; i >= 0; i -= 2) {
-      code = `(H.t(${(args[i] as Expr).code}) ? ${(args[i + 1] as Expr).code} : ${code})`
+      code = `(${this.truth(args[i] as Expr)} ? ${(args[i + 1] as Expr).code} : ${code})`
     }
     return code
   }
@@ -230,18 +284,20 @@ export class Generator {
   private andOr (op: 'and' | 'or', args: Expr[], s: Scope): string {
     if (args.length === 0) return 'undefined'
     const t = this.tmp(s)
-    const stop = op === 'or' ? `H.t(${t})` : `!H.t(${t})`
     let code = `(${t} = ${(args[args.length - 1] as Expr).code})`
     for (let i = args.length - 2; i >= 0; i--) {
-      code = `((${t} = ${(args[i] as Expr).code}), ${stop} ? ${t} : ${code})`
+      const a = args[i] as Expr
+      const held = this.truth({ ...a, code: t })
+      code = `((${t} = ${a.code}), ${op === 'or' ? held : `!${held}`} ? ${t} : ${code})`
     }
-    return code
+    return args.every((a) => a.bool === true) ? this.boolean(code) : code
   }
 
-  private varOp (args: Expr[], path: string, s: Scope): string {
+  private varOp (args: Expr[], path: string, s: Scope): Expr {
     const [pathArg, dfltArg] = args
     const rest = args.slice(2)
     let code: string
+    let reads: string | undefined
     if (pathArg === undefined || pathArg.constant) {
       const p = pathArg?.value
       if (p === undefined || p === null || p === '') {
@@ -261,12 +317,16 @@ export class Generator {
           nf = this.tmp(s)
           prefix = `${nf} = ${dfltArg.code}, ${nf} = ${nf} === undefined ? null : ${nf}, `
         }
+        const v = this.tmp(s)
         let inner = t
         for (let i = segments.length - 1; i >= 0; i--) {
           const key = JSON.stringify(segments[i])
-          inner = `(${t} == null ? ${nf} : (${t} = own(${t}, ${key}) ? ${t}[${key}] : undefined) === undefined ? ${nf} : ${inner})`
+          // One property load; hasOwn (a call V8 cannot inline) only for a value that may be inherited.
+          const read = `(${v} = ${t}[${key}]) === undefined || ((typeof ${v} === 'function' || ${v} === OP[${key}]) && !own(${t}, ${key})) ? undefined : ${v}`
+          inner = `(${t} == null ? ${nf} : (${t} = ${read}) === undefined ? ${nf} : ${inner})`
         }
         code = `(${prefix}${t} = ${s.data}, ${inner})`
+        if (prefix === '' && rest.length === 0) reads = `${s.data}:${JSON.stringify([p, nf])}`
       }
     } else if (dfltArg === undefined) {
       code = `H.lookup(${s.data}, ${pathArg.code}, null)`
@@ -275,9 +335,11 @@ export class Generator {
       const tb = this.tmp(s)
       code = `(${tp} = ${pathArg.code}, ${tb} = ${dfltArg.code}, H.lookup(${s.data}, ${tp}, ${tb} === undefined ? null : ${tb}))`
     }
-    if (rest.length === 0) return code
-    const v = this.tmp(s)
-    return `(${v} = ${code}, ${rest.map((r) => r.code).join(', ')}, ${v})`
+    if (rest.length > 0) {
+      const v = this.tmp(s)
+      code = `(${v} = ${code}, ${rest.map((r) => r.code).join(', ')}, ${v})`
+    }
+    return { code, constant: false, value: undefined, ...(reads !== undefined ? { reads } : {}) }
   }
 
   private logOp (args: Expr[], s: Scope): string {
@@ -290,18 +352,40 @@ export class Generator {
 
   private plain (op: string, fn: (a: unknown[], data: unknown) => unknown, args: Expr[], s: Scope): string {
     const infix = INFIX.get(op)
-    if (infix !== undefined && args.length === 2) return `(${(args[0] as Expr).code} ${infix} ${(args[1] as Expr).code})`
-    if (op === '!' && args.length === 1) return `!H.t(${(args[0] as Expr).code})`
-    if (op === '!!' && args.length === 1) return `H.t(${(args[0] as Expr).code})`
+    if (infix !== undefined && args.length === 2) {
+      const code = `(${(args[0] as Expr).code} ${infix} ${(args[1] as Expr).code})`
+      return op === '%' || op === '/' ? code : this.boolean(code)
+    }
+    if (op === '!' && args.length === 1) return this.boolean(`!${this.truth(args[0] as Expr)}`)
+    if (op === '!!' && args.length === 1) return this.boolean(`${this.truth(args[0] as Expr)}`)
     if (op === 'in' && args.length === 2) {
       // Inlined for strings and arrays (each site stays monomorphic); anything else goes to inOp.
-      const a = this.tmp(s)
+      const [needle, hay] = args as [Expr, Expr]
       const b = this.tmp(s)
-      return `(${a} = ${(args[0] as Expr).code}, ${b} = ${(args[1] as Expr).code}, typeof ${b} === 'string' ? ${b} !== '' && ${b}.indexOf(${a}) !== -1 : Array.isArray(${b}) ? ${b}.indexOf(${a}) !== -1 : H.inOp(${a}, ${b}))`
+      if (needle.constant && typeof needle.value === 'string' && needle.value !== '' && hay.reads !== undefined) {
+        const group = this.literalGroup(hay.reads)
+        group.needles.add(needle.value)
+        return this.boolean(`(${b} = ${hay.code}, typeof ${b} === 'string' ? ${b} !== '' && H.lit(${this.k(group)}, ${b}, ${needle.code}) : Array.isArray(${b}) ? ${b}.indexOf(${needle.code}) !== -1 : H.inOp(${needle.code}, ${b}))`)
+      }
+      if (hay.constant && Array.isArray(hay.value)) {
+        // A list written in the rule: a search of that list (indexOf: strict equality, as json-logic-js).
+        return this.boolean(`(${hay.code}.indexOf(${needle.code}) !== -1)`)
+      }
+      const a = this.tmp(s)
+      return this.boolean(`(${a} = ${(args[0] as Expr).code}, ${b} = ${(args[1] as Expr).code}, typeof ${b} === 'string' ? ${b} !== '' && ${b}.indexOf(${a}) !== -1 : Array.isArray(${b}) ? ${b}.indexOf(${a}) !== -1 : H.inOp(${a}, ${b}))`)
     }
     // cat is Array.prototype.join(''): null and undefined give '', anything else its string form.
     if (op === 'cat' && args.length > 0) return `(${args.map((a) => a.constant && typeof a.value === 'string' ? a.code : `H.s(${a.code})`).join(' + ')})`
     return `${this.k(fn)}([${args.map((a) => a.code).join(', ')}], ${s.data})`
+  }
+
+  private literalGroup (reads: string): LiteralGroup {
+    let g = this.literalGroups.get(reads)
+    if (g === undefined) {
+      g = new LiteralGroup()
+      this.literalGroups.set(reads, g)
+    }
+    return g
   }
 
   private scoped (op: string, values: unknown[], argPath: (i: number) => string, s: Scope): string {
@@ -320,6 +404,16 @@ export class Generator {
     for (let i = 3; i < values.length; i++) this.expr(values[i], argPath(i), { data: s.data, temps: [] })
     if (op === 'reduce') return `H.reduce(${src}, ${logic}, ${init === undefined ? 'null' : init.code})`
     return `H.${op}(${src}, ${logic})`
+  }
+}
+
+/** Runs an operation's builder; whatever it throws becomes a compile error at `path`. */
+function buildOperation<T> (build: () => T, path: string): T {
+  try {
+    return build()
+  } catch (err) {
+    if (err instanceof JsonLogicCompileError) throw err
+    throw new JsonLogicCompileError(err instanceof Error ? err.message : String(err), path)
   }
 }
 

@@ -33,6 +33,8 @@ class Ring {
   head = -1
   /** Sum of the buckets, kept up to date so that total() is O(1). */
   sum = 0
+  /** When this key was last written, in the store's write order (for eviction). */
+  written = 0
   private readonly bucketMs: number
   constructor (readonly window: WindowSpec) {
     this.counts = new Float64Array(window.buckets)
@@ -70,11 +72,13 @@ class Ring {
 }
 
 /**
- * In-memory counters; at most `maxKeys` keys per window, the least recently written dropped first
- * (a write moves its key to the end of the map's insertion order).
+ * In-memory counters; at most `maxKeys` keys per window. When a new key finds its window full, the
+ * least recently written tenth of the keys is dropped in one sweep, so a write costs one map lookup
+ * (no re-insertion to keep an order) and eviction is amortised.
  */
 export class MemoryRateCounters implements RateCounterStore {
   private readonly rings = new Map<WindowSpec, Map<string, Ring>>()
+  private writes = 0
   constructor (private readonly maxKeys = 100_000) {}
 
   private byWindow (window: WindowSpec): Map<string, Ring> {
@@ -94,13 +98,20 @@ export class MemoryRateCounters implements RateCounterStore {
     const m = this.byWindow(window)
     let ring = m.get(key)
     if (ring === undefined) {
+      if (m.size >= this.maxKeys) this.evict(m)
       ring = new Ring(window)
-      if (m.size >= this.maxKeys) m.delete(m.keys().next().value as string)
-    } else {
-      m.delete(key)
+      m.set(key, ring)
     }
-    m.set(key, ring)
+    ring.written = ++this.writes
     ring.add(amount, now)
+  }
+
+  /** Drops the least recently written tenth of a window's keys (at least one). */
+  private evict (m: Map<string, Ring>): void {
+    const order = [...m.values()].map((r) => r.written).sort((a, b) => a - b)
+    const drop = Math.max(1, Math.floor(m.size / 10))
+    const cutoff = order[drop - 1] as number
+    for (const [key, ring] of m) if (ring.written <= cutoff) m.delete(key)
   }
 
   get size (): number {
@@ -138,10 +149,14 @@ export function periodStart (period: BudgetPeriod, ms: number): number {
 
 /**
  * In-memory ledger of one tenant: `record` each cost as it arrives (from events), `spent` answers in
- * O(1). Keeps the current and previous period only.
+ * O(1) with one map lookup by subject. Keeps the current period only (a cost of a later period
+ * starts the sum again; one of an earlier period is too late to matter).
  */
 export class MemoryBudgetLedger implements BudgetLedger {
-  private readonly sums = new Map<string, { start: number, usd: number }>()
+  private readonly sums: Record<BudgetPeriod, Record<BudgetPer, Map<string, { start: number, usd: number }>>> = {
+    day: { agent: new Map(), user: new Map(), tenant: new Map() },
+    month: { agent: new Map(), user: new Map(), tenant: new Map() }
+  }
 
   record (cost: { agentId: string, userId?: string | null, usd: number, at: number }): void {
     if (!Number.isFinite(cost.usd) || cost.usd <= 0) return
@@ -150,17 +165,16 @@ export class MemoryBudgetLedger implements BudgetLedger {
     for (const period of ['day', 'month'] as const) {
       const start = periodStart(period, cost.at)
       for (const [per, subject] of subjects) {
-        const key = `${period}\u0000${per}\u0000${subject}`
-        const cur = this.sums.get(key)
-        if (cur === undefined || cur.start < start) this.sums.set(key, { start, usd: cost.usd })
+        const sums = this.sums[period][per]
+        const cur = sums.get(subject)
+        if (cur === undefined || cur.start < start) sums.set(subject, { start, usd: cost.usd })
         else if (cur.start === start) cur.usd += cost.usd
-        // Costs of an earlier period than the one held are too late to matter.
       }
     }
   }
 
   spent (per: BudgetPer, subject: string, period: BudgetPeriod, now: number): number {
-    const cur = this.sums.get(`${period}\u0000${per}\u0000${subject}`)
+    const cur = this.sums[period][per].get(subject)
     return cur !== undefined && cur.start === periodStart(period, now) ? cur.usd : 0
   }
 }

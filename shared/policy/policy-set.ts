@@ -4,7 +4,7 @@
  * is a loop over closures with no parsing and no I/O.
  */
 import { compileLogicBatch, truthy, type Evaluator } from './jsonlogic.js'
-import { POLICY_OPERATIONS, type PolicyContext } from './operations.js'
+import { POLICY_OPERATIONS, EvalState, commitPending } from './operations.js'
 import { MemoryRateCounters, type ApprovalSource, type BudgetLedger, type RateCounterStore } from './counters.js'
 import type { InputDocument } from './input.js'
 import type { Restrictions } from './types/common.js'
@@ -157,7 +157,7 @@ function compileEntries (policies: readonly PolicyInput[], options: PolicySetOpt
 
 /** Compiles an agent's effective policies into one decision function. */
 export function compilePolicySet (policies: readonly PolicyInput[], options: PolicySetOptions = {}): PolicySet {
-  const now = options.now ?? Date.now
+  const clock = options.now ?? Date.now
   const rates = options.rates ?? new MemoryRateCounters()
   const restrictions: Restrictions = {}
   const entries = compileEntries(policies
@@ -168,13 +168,17 @@ export function compilePolicySet (policies: readonly PolicyInput[], options: Pol
   if (restrictions.allowed_models !== undefined) Object.freeze(restrictions.allowed_models)
   const { budget, approvals, onError } = options
 
+  const n = entries.length
+
   function evaluate (input: InputDocument): Decision {
-    const ctx: PolicyContext = { now: now(), rates, budget, approvals, pending: [] }
-    const results: PolicyResult[] = []
+    const ctx = new EvalState(clock, rates, budget, approvals)
+    // Filled by index: a policy of another user's scope leaves no entry, so the length is set last.
+    const results = new Array<PolicyResult>(n)
+    let count = 0
     const warnings: string[] = []
     let reason: string | null = null
     let decided = restrictions
-    for (let i = 0; i < entries.length; i++) {
+    for (let i = 0; i < n; i++) {
       const e = entries[i] as Entry
       if (e.userScope !== undefined) {
         if (input.user_id !== e.userScope) continue
@@ -183,7 +187,6 @@ export function compilePolicySet (policies: readonly PolicyInput[], options: Pol
           mergeRestrictions(decided, e.userRestrictions)
         }
       }
-      const info = e.info
       let out: unknown
       let threw = false
       try {
@@ -191,28 +194,30 @@ export function compilePolicySet (policies: readonly PolicyInput[], options: Pol
       } catch (err) {
         out = `policy error: ${(err as Error).message}`
         threw = true
-        onError?.(info, err as Error)
+        onError?.(e.info, err as Error)
       }
       if (!truthy(out)) {
-        results.push(e.pass)
+        results[count++] = e.pass
         continue
       }
+      const info = e.info
       const message = typeof out === 'string' ? out : 'denied'
       // A warn-only policy warns on a match; an error still fails it (fail closed).
       if (e.warnOnly && info.error === undefined && !threw) {
         warnings.push(`${info.name}: ${message}`)
-        results.push({ id: info.id, name: info.name, type: info.type, result: 'pass', message })
+        results[count++] = { id: info.id, name: info.name, type: info.type, result: 'pass', message }
         continue
       }
-      results.push({ id: info.id, name: info.name, type: info.type, result: 'fail', message })
+      results[count++] = { id: info.id, name: info.name, type: info.type, result: 'fail', message }
       if (info.enforcement === 'enforce') {
         reason ??= `${info.name}: ${message}`
       } else {
         warnings.push(`[audit] ${info.name}: ${message}`)
       }
     }
+    if (count !== n) results.length = count
     const allowed = reason === null
-    if (allowed) for (const write of ctx.pending) write()
+    if (allowed && ctx.pending.length > 0) commitPending(ctx)
     return { allowed, reason, policies_evaluated: results, warnings, restrictions: decided }
   }
 

@@ -29,6 +29,36 @@ export function throughput (name: string, fn: () => unknown, ms = 1500): Through
   return { name, opsPerSec: calls / seconds, samples: calls }
 }
 
+/** The median of a non-empty list. */
+export function median (values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = sorted.length >> 1
+  return sorted.length % 2 === 1 ? sorted[mid] as number : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2
+}
+
+export interface Comparison {
+  subject: number
+  baseline: number
+  /** Median of the per-round ratios subject / baseline. */
+  ratio: number
+  ratios: number[]
+}
+
+/**
+ * Measures `subject` and `baseline` in alternating rounds (ABAB...), so that both see the same
+ * machine load, and returns their median throughputs and the median of the per-round ratios.
+ */
+export function compare (subject: () => unknown, baseline: () => unknown, rounds = 6, ms = 400): Comparison {
+  const a: number[] = []
+  const b: number[] = []
+  for (let r = 0; r < rounds; r++) {
+    a.push(throughput('subject', subject, ms).opsPerSec)
+    b.push(throughput('baseline', baseline, ms).opsPerSec)
+  }
+  const ratios = a.map((x, i) => x / (b[i] as number))
+  return { subject: median(a), baseline: median(b), ratio: median(ratios), ratios }
+}
+
 export interface Percentiles {
   p50: number
   p90: number

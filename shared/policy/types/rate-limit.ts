@@ -25,13 +25,13 @@ export const rateLimit: PolicyTypeDef = {
   },
   toLogic (config, id) {
     const per = config.per === 'user' ? 'user' : 'agent'
-    const key = per === 'user' ? { cat: [`${id}|user:`, V('user_id')] } : { cat: [`${id}|agent:`, V('agent.id')] }
+    const [namespace, subject] = per === 'user' ? [`${id}|user:`, V('user_id')] : [`${id}|agent:`, V('agent.id')]
     const checks: unknown[] = []
     for (const [field, window, label] of LIMITS) {
       const limit = config[field]
       if (typeof limit !== 'number') continue
       const amount = window === 'day' ? V('tokens') : 1
-      checks.push(failIf({ rate_exceeded: [key, window, limit, amount] }, `more than ${limit} ${label} per ${per}`))
+      checks.push(failIf({ rate_exceeded: [namespace, subject, window, limit, amount] }, `more than ${limit} ${label} per ${per}`))
     }
     const rule = firstFailure(checks)
     return Array.isArray(config.actions) ? { if: [{ glob: [V('action'), config.actions] }, rule, null] } : rule

@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
 import { JsonLogicCompileError, compileLogic, type Evaluator } from '../../../shared/policy/jsonlogic.js'
-import { POLICY_OPERATIONS, combinedTest, type PolicyContext } from '../../../shared/policy/operations.js'
+import { EvalState, POLICY_OPERATIONS, combinedTest, commitPending, type PolicyContext } from '../../../shared/policy/operations.js'
 import { MemoryApprovals, MemoryBudgetLedger, MemoryRateCounters, WINDOWS } from '../../../shared/policy/counters.js'
 
 const T0 = Date.UTC(2026, 10, 22, 12, 0, 0)
@@ -335,12 +335,12 @@ t.test('pii: computed, missing or non-string kinds are refused at compile time',
 
 t.test('rate_exceeded: counts one per evaluation and fails once the limit would be passed', async (t) => {
   const rates = new MemoryRateCounters()
-  const fn = compile({ rate_exceeded: [{ var: 'agent' }, 'minute', 2] })
+  const fn = compile({ rate_exceeded: ['', { var: 'agent' }, 'minute', 2] })
   const results: unknown[] = []
   for (let i = 0; i < 3; i++) {
     const c = ctx({ rates })
     results.push(fn({ agent: 'a1' }, c))
-    for (const w of c.pending) w()
+    commitPending(c)
   }
   t.same(results, [false, false, true], 'the third request in the minute exceeds 2')
   t.equal(rates.total('a1', WINDOWS.minute, T0), 3, 'every committed request was counted')
@@ -348,13 +348,13 @@ t.test('rate_exceeded: counts one per evaluation and fails once the limit would 
 
 t.test('rate_exceeded: the count is only queued; nothing is added until pending writes run', async (t) => {
   const rates = new MemoryRateCounters()
-  const fn = compile({ rate_exceeded: [{ var: 'agent' }, 'hour', 1] })
+  const fn = compile({ rate_exceeded: ['', { var: 'agent' }, 'hour', 1] })
   const c = ctx({ rates })
   t.equal(fn({ agent: 'a1' }, c), false)
-  t.equal(c.pending.length, 1, 'one write queued')
+  t.equal(c.pending.length, 3, 'one write queued (a triple: write, key, amount)')
   t.equal(rates.total('a1', WINDOWS.hour, T0), 0, 'not counted before commit')
   t.equal(fn({ agent: 'a1' }, ctx({ rates })), false, 'an uncommitted (denied) request does not use up the limit')
-  for (const w of c.pending) w()
+  commitPending(c)
   t.equal(rates.total('a1', WINDOWS.hour, T0), 1)
   t.equal(fn({ agent: 'a1' }, ctx({ rates })), true)
 })
@@ -362,17 +362,53 @@ t.test('rate_exceeded: the count is only queued; nothing is added until pending 
 t.test('rate_exceeded: keys are counted apart and converted to strings', async (t) => {
   const rates = new MemoryRateCounters()
   rates.add('42', WINDOWS.minute, 5, T0)
-  const fn = compile({ rate_exceeded: [{ var: 'key' }, 'minute', 5] })
+  const fn = compile({ rate_exceeded: ['', { var: 'key' }, 'minute', 5] })
   t.equal(fn({ key: 42 }, ctx({ rates })), true, 'the number 42 shares the count of "42"')
   t.equal(fn({ key: 'other' }, ctx({ rates })), false)
 })
 
+t.test('rate_exceeded: the namespace prefixes the key; a missing subject counts as the empty string', async (t) => {
+  const rates = new MemoryRateCounters()
+  const fn = compile({ rate_exceeded: ['p1|agent:', { var: 'agent' }, 'minute', 5] })
+  for (const agent of ['a1', 'a1', 'a2', null, undefined]) {
+    const c = ctx({ rates })
+    fn({ agent }, c)
+    commitPending(c)
+  }
+  t.equal(rates.total('p1|agent:a1', WINDOWS.minute, T0), 2, 'counted under namespace + subject')
+  t.equal(rates.total('p1|agent:a2', WINDOWS.minute, T0), 1, 'a new subject gets its own key')
+  t.equal(rates.total('p1|agent:', WINDOWS.minute, T0), 2, 'null and undefined share the empty subject')
+  t.equal(rates.total('a1', WINDOWS.minute, T0), 0, 'nothing under the bare subject')
+})
+
+t.test('rate_exceeded: a subject that changes between calls is keyed afresh each time (no stale key)', async (t) => {
+  const rates = new MemoryRateCounters()
+  const fn = compile({ rate_exceeded: ['n:', { var: 'who' }, 'minute', 100] })
+  const who = ['x', 'y', 'x', 1, '1', ['a', 'b'], ['a', 'c']]
+  for (const w of who) {
+    const c = ctx({ rates })
+    fn({ who: w }, c)
+    commitPending(c)
+  }
+  t.equal(rates.total('n:x', WINDOWS.minute, T0), 2)
+  t.equal(rates.total('n:y', WINDOWS.minute, T0), 1)
+  t.equal(rates.total('n:1', WINDOWS.minute, T0), 2, 'the number 1 and the string "1" share a key')
+  t.equal(rates.total('n:a,b', WINDOWS.minute, T0), 1, 'a list is keyed by its string form')
+  t.equal(rates.total('n:a,c', WINDOWS.minute, T0), 1, 'and a different list by its own')
+})
+
+t.test('rate_exceeded: the namespace must be a string written in the rule', async (t) => {
+  refusesAtCompile(t, { rate_exceeded: [{ var: 'ns' }, { var: 'agent' }, 'minute', 1] }, 'rate_exceeded: namespace must be written in the rule, not computed')
+  refusesAtCompile(t, { rate_exceeded: [7, { var: 'agent' }, 'minute', 1] }, 'rate_exceeded: namespace must be a string')
+  refusesAtCompile(t, { rate_exceeded: [] }, 'rate_exceeded: namespace must be written in the rule, not computed')
+})
+
 t.test('rate_exceeded: an amount argument counts that amount instead of one', async (t) => {
   const rates = new MemoryRateCounters()
-  const fn = compile({ rate_exceeded: [{ var: 'agent' }, 'day', 1000, { var: 'tokens' }] })
+  const fn = compile({ rate_exceeded: ['', { var: 'agent' }, 'day', 1000, { var: 'tokens' }] })
   const c1 = ctx({ rates })
   t.equal(fn({ agent: 'a1', tokens: 600 }, c1), false)
-  for (const w of c1.pending) w()
+  commitPending(c1)
   t.equal(rates.total('a1', WINDOWS.day, T0), 600)
   t.equal(fn({ agent: 'a1', tokens: 400 }, ctx({ rates })), false, '600 + 400 = 1000 does not exceed 1000')
   t.equal(fn({ agent: 'a1', tokens: 401 }, ctx({ rates })), true, '600 + 401 exceeds 1000')
@@ -381,7 +417,7 @@ t.test('rate_exceeded: an amount argument counts that amount instead of one', as
 t.test('rate_exceeded: a present amount that is zero, negative or not a number counts nothing', async (t) => {
   const rates = new MemoryRateCounters()
   rates.add('a1', WINDOWS.day, 1000, T0)
-  const fn = compile({ rate_exceeded: [{ var: 'agent' }, 'day', 1000, { var: 'tokens' }] })
+  const fn = compile({ rate_exceeded: ['', { var: 'agent' }, 'day', 1000, { var: 'tokens' }] })
   for (const tokens of [0, -5, '50', undefined]) {
     const c = ctx({ rates })
     t.equal(fn({ agent: 'a1', tokens }, c), false, `amount ${JSON.stringify(tokens) ?? 'undefined'}: at the limit, not over it`)
@@ -393,12 +429,12 @@ t.test('rate_exceeded: a present amount that is zero, negative or not a number c
 })
 
 t.test('rate_exceeded: a limit of 0 fails every counted request', async (t) => {
-  const fn = compile({ rate_exceeded: [{ var: 'agent' }, 'minute', 0] })
+  const fn = compile({ rate_exceeded: ['', { var: 'agent' }, 'minute', 0] })
   t.equal(fn({ agent: 'a1' }, ctx({ rates: new MemoryRateCounters() })), true)
 })
 
 t.test('rate_exceeded: without a counter store it passes and queues nothing', async (t) => {
-  const fn = compile({ rate_exceeded: [{ var: 'agent' }, 'minute', 0] })
+  const fn = compile({ rate_exceeded: ['', { var: 'agent' }, 'minute', 0] })
   const c = ctx()
   t.equal(fn({ agent: 'a1' }, c), false)
   t.equal(c.pending.length, 0)
@@ -406,34 +442,34 @@ t.test('rate_exceeded: without a counter store it passes and queues nothing', as
 
 t.test('rate_exceeded: the window slides with ctx.now', async (t) => {
   const rates = new MemoryRateCounters()
-  const fn = compile({ rate_exceeded: [{ var: 'agent' }, 'minute', 1] })
+  const fn = compile({ rate_exceeded: ['', { var: 'agent' }, 'minute', 1] })
   const c = ctx({ rates })
   fn({ agent: 'a1' }, c)
-  for (const w of c.pending) w()
+  commitPending(c)
   t.equal(fn({ agent: 'a1' }, ctx({ rates, now: T0 + 30_000 })), true, 'inside the minute')
   t.equal(fn({ agent: 'a1' }, ctx({ rates, now: T0 + 60_000 })), false, 'the earlier request has slid out')
 })
 
 t.test('rate_exceeded: a window other than minute, hour or day is refused at compile time', async (t) => {
   const reason = 'rate_exceeded: window must be "minute", "hour" or "day"'
-  refusesAtCompile(t, { rate_exceeded: [{ var: 'agent' }, 'week', 1] }, reason)
-  refusesAtCompile(t, { rate_exceeded: [{ var: 'agent' }, 'Minute', 1] }, reason)
-  refusesAtCompile(t, { rate_exceeded: [{ var: 'agent' }, 'toString', 1] }, reason, 'rule.rate_exceeded')
-  refusesAtCompile(t, { rate_exceeded: [{ var: 'agent' }, 60, 1] }, reason)
+  refusesAtCompile(t, { rate_exceeded: ['', { var: 'agent' }, 'week', 1] }, reason)
+  refusesAtCompile(t, { rate_exceeded: ['', { var: 'agent' }, 'Minute', 1] }, reason)
+  refusesAtCompile(t, { rate_exceeded: ['', { var: 'agent' }, 'toString', 1] }, reason, 'rule.rate_exceeded')
+  refusesAtCompile(t, { rate_exceeded: ['', { var: 'agent' }, 60, 1] }, reason)
 })
 
 t.test('rate_exceeded: a limit that is not a number >= 0 is refused at compile time', async (t) => {
   const reason = 'rate_exceeded: limit must be a number >= 0'
-  refusesAtCompile(t, { rate_exceeded: [{ var: 'agent' }, 'minute', -1] }, reason)
-  refusesAtCompile(t, { rate_exceeded: [{ var: 'agent' }, 'minute', '5'] }, reason)
-  refusesAtCompile(t, { rate_exceeded: [{ var: 'agent' }, 'minute', null] }, reason)
+  refusesAtCompile(t, { rate_exceeded: ['', { var: 'agent' }, 'minute', -1] }, reason)
+  refusesAtCompile(t, { rate_exceeded: ['', { var: 'agent' }, 'minute', '5'] }, reason)
+  refusesAtCompile(t, { rate_exceeded: ['', { var: 'agent' }, 'minute', null] }, reason)
 })
 
 t.test('rate_exceeded: a computed or missing window or limit is refused at compile time', async (t) => {
-  refusesAtCompile(t, { rate_exceeded: [{ var: 'agent' }, { var: 'w' }, 1] }, 'rate_exceeded: window must be written in the rule, not computed')
-  refusesAtCompile(t, { rate_exceeded: [{ var: 'agent' }] }, 'rate_exceeded: window must be written in the rule, not computed')
-  refusesAtCompile(t, { rate_exceeded: [{ var: 'agent' }, 'minute', { var: 'limit' }] }, 'rate_exceeded: limit must be written in the rule, not computed')
-  refusesAtCompile(t, { rate_exceeded: [{ var: 'agent' }, 'minute'] }, 'rate_exceeded: limit must be written in the rule, not computed')
+  refusesAtCompile(t, { rate_exceeded: ['', { var: 'agent' }, { var: 'w' }, 1] }, 'rate_exceeded: window must be written in the rule, not computed')
+  refusesAtCompile(t, { rate_exceeded: ['', { var: 'agent' }] }, 'rate_exceeded: window must be written in the rule, not computed')
+  refusesAtCompile(t, { rate_exceeded: ['', { var: 'agent' }, 'minute', { var: 'limit' }] }, 'rate_exceeded: limit must be written in the rule, not computed')
+  refusesAtCompile(t, { rate_exceeded: ['', { var: 'agent' }, 'minute'] }, 'rate_exceeded: limit must be written in the rule, not computed')
 })
 
 // budget_reached
@@ -513,10 +549,10 @@ t.test('approval_missing: an approved approval of this agent passes and is consu
   const fn = compile(approvalRule)
   const c = ctx({ approvals })
   t.equal(fn(request('ap1'), c), false)
-  t.equal(c.pending.length, 1, 'consumption queued')
+  t.equal(c.pending.length, 3, 'consumption queued (one triple)')
   t.equal(approvals.state('ap1', 'a1'), 'approved', 'not consumed before commit')
   t.equal(fn(request('ap1'), ctx({ approvals })), false, 'still usable while the first decision is uncommitted')
-  for (const w of c.pending) w()
+  commitPending(c)
   t.equal(approvals.state('ap1', 'a1'), 'used')
   t.equal(fn(request('ap1'), ctx({ approvals })), true, 'a used approval no longer passes')
 })

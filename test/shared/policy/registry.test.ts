@@ -165,12 +165,12 @@ t.test('policyLogic: custom is an "if" whose fail branch is the message', async 
 
 t.test('policyLogic: rate_limit keys its counters by policy id and agent or user, one check per limit', async (t) => {
   t.same(policyLogic({ id: 'P', type: 'rate_limit', config: { requests_per_minute: 10 } }), {
-    if: [{ rate_exceeded: [{ cat: ['P|agent:', { var: 'agent.id' }] }, 'minute', 10, 1] }, 'more than 10 requests per minute per agent', null]
+    if: [{ rate_exceeded: ['P|agent:', { var: 'agent.id' }, 'minute', 10, 1] }, 'more than 10 requests per minute per agent', null]
   })
   t.same(policyLogic({ id: 'P', type: 'rate_limit', config: { tokens_per_day: 500, per: 'user', actions: ['llm_*'] } }), {
     if: [
       { glob: [{ var: 'action' }, ['llm_*']] },
-      { if: [{ rate_exceeded: [{ cat: ['P|user:', { var: 'user_id' }] }, 'day', 500, { var: 'tokens' }] }, 'more than 500 tokens per day per user', null] },
+      { if: [{ rate_exceeded: ['P|user:', { var: 'user_id' }, 'day', 500, { var: 'tokens' }] }, 'more than 500 tokens per day per user', null] },
       null
     ]
   }, 'actions wrap the checks; tokens_per_day adds the tokens')
