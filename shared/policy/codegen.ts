@@ -229,8 +229,6 @@ export class Generator {
       case 'and':
       case 'or':
         return this.andOr(op, this.args(values, argPath, s), s)
-      case 'var':
-        return this.varOp(this.args(values, argPath, s), path, s).code
       case 'log':
         return this.logOp(this.args(values, argPath, s), s)
     }

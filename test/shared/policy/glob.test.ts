@@ -58,3 +58,22 @@ t.test('compileGlobs: a pattern of stars alone matches everything', async (t) =>
 t.test('compileGlobs: an empty list matches nothing', async (t) => {
   t.equal(compileGlobs([]).match('x'), undefined)
 })
+
+t.test('compileGlobs: each pattern shape (prefix, suffix, infix, general) agrees with globMatch', async (t) => {
+  const patterns = ['gpt-4o*', '*-preview', '*mini*', 'claude-*-sonnet', '**x', 'a*b*', '*a*b', '*x**']
+  const texts = ['gpt-4o', 'gpt-4o-mini', 'o1-preview', 'minimal', 'claude-3-sonnet', 'claude-sonnet', 'x', 'yx',
+    'ab', 'a-b-', 'cab', 'xyz', '', '*', 'gpt-4', 'preview', '-preview', 'xx', 'b']
+  for (const p of patterns) {
+    const set = compileGlobs([p])
+    for (const text of texts) {
+      t.equal(set.match(text), globMatch(p, text) ? p : undefined, `${JSON.stringify(p)} on ${JSON.stringify(text)}`)
+    }
+  }
+})
+
+t.test('compileGlobs: the first matching pattern in list order is named, whatever its shape', async (t) => {
+  const set = compileGlobs(['*-mini', 'gpt-*', '*4o*'])
+  t.equal(set.match('gpt-4o-mini'), '*-mini', 'a suffix pattern listed first')
+  t.equal(set.match('gpt-4o'), 'gpt-*', 'then the prefix pattern')
+  t.equal(set.match('my-4o'), '*4o*', 'then the infix pattern')
+})

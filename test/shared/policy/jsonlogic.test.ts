@@ -811,6 +811,32 @@ t.test('deviation: var reads own properties only; json-logic-js also returns inh
   t.strictSame(jsonLogic.apply({ missing: ['toString', 'a'] }, { a: 1 }), [], 'json-logic-js: it is not')
 })
 
+t.test('var: a value inherited from a polluted Object.prototype is never read; own values equal to it are', async (t) => {
+  const proto = Object.prototype as unknown as Record<string, unknown>
+  proto.polluted = 'yes'
+  try {
+    t.equal(compileRule({ var: 'polluted' })({}), null, 'a written path does not see the pollution')
+    t.equal(compileRule({ var: ['a.polluted', 'd'] })({ a: {} }), 'd', 'nor a nested one (the default is used)')
+    t.equal(compileRule({ var: { cat: ['pol', 'luted'] } })({}), null, 'nor a computed one')
+    t.strictSame(compileRule({ missing: ['polluted'] })({}), ['polluted'], 'missing reports it missing')
+    t.equal(compileRule({ var: 'polluted' })(JSON.parse('{"polluted":"yes"}')), 'yes', 'an own value equal to the polluted one is read')
+    t.equal(compileRule({ var: 'polluted' })(JSON.parse('{"polluted":"own"}')), 'own', 'an own value of its own is read')
+  } finally {
+    delete proto.polluted
+  }
+})
+
+t.test('var: own function values are read; inherited methods of arrays, strings and numbers are not', async (t) => {
+  const f = (): number => 1
+  t.equal(compileRule({ var: 'f' })({ f }), f, 'an own function (only possible outside JSON data)')
+  t.equal(compileRule({ var: 'x.f' })({ x: { f } }), f, 'nested')
+  t.equal(compileRule({ var: 'a.push' })({ a: [] }), null, 'Array.prototype.push')
+  t.equal(compileRule({ var: 's.trim' })({ s: ' ' }), null, 'String.prototype.trim')
+  t.equal(compileRule({ var: 'n.toFixed' })({ n: 1 }), null, 'Number.prototype.toFixed')
+  t.equal(compileRule({ var: 'b.valueOf' })({ b: true }), null, 'Boolean.prototype.valueOf')
+  t.equal(compileRule({ var: { cat: ['a.', 'push'] } })({ a: [] }), null, 'a computed path too')
+})
+
 t.test('own properties are still read, even when named like inherited ones', async (t) => {
   agree(t, { var: 'toString' }, JSON.parse('{"toString":"own"}'), 'own')
   agree(t, { var: 'length' }, [1, 2], 2)
@@ -1025,6 +1051,57 @@ t.test('custom operations: compile errors carry the rule path; evaluation errors
   t.match(String(thrown.reason), /plain string/, 'whose reason says what was thrown')
   const fn = compileLogic({ or: [{ boom: [] }] }, { operations })
   t.throws(() => fn({}, {}), new RangeError('evaluation boom'), 'an evaluation error is the operation\'s own')
+})
+
+t.test('in: literals searched in the same text across a batch agree with json-logic-js on every kind of text', async (t) => {
+  const needles = ['secret', 'a.b', 'x|y', '(z', '[q]', '\\d', 'ünï', '😀', 'ab', 'b']
+  const rules = needles.map((n) => ({ in: [n, { var: 'text' }] }))
+  const texts: unknown[] = ['', 'nothing here', 'a secret', 'aXb', 'a.b', 'x|y', 'xy', '(z', 'z', '[q]', 'q', '\\d', 'd',
+    'ünïcode', 'smile 😀', 'ab', 'b', ['secret', 'ab'], ['a'], 42, null, undefined, { indexOf: 1 }, true]
+  const batch = compileLogicBatch(rules.map((rule, i) => ({ rule, path: `r[${i}]` })))
+  for (const text of texts) {
+    for (let i = 0; i < rules.length; i++) {
+      const data = { text }
+      const want = oracle(rules[i], data)
+      let got: Outcome
+      try {
+        got = { kind: 'value', value: (batch[i] as Evaluator)(data, {}), logs: [] }
+      } catch (error) {
+        got = { kind: 'threw', error, logs: [] }
+      }
+      t.strictSame(summary(got), summary(want), `${show(rules[i])} on ${show(text)}`)
+    }
+  }
+})
+
+t.test('in: the group scan answers again for a text of equal content, and afresh for a new text', async (t) => {
+  const [a, b] = compileLogicBatch([
+    { rule: { in: ['alpha', { var: 'text' }] }, path: 'a' },
+    { rule: { in: ['beta', { var: 'text' }] }, path: 'b' }
+  ]) as [Evaluator, Evaluator]
+  const texts = ['alpha', 'alp' + 'ha'.repeat(1), 'beta', 'gamma', 'alpha beta', 'gamma']
+  const got = texts.map((text) => [a({ text }, {}), b({ text }, {})])
+  t.strictSame(got, [[true, false], [true, false], [false, true], [false, false], [true, true], [false, false]])
+})
+
+t.test('in: literals past the group budget are searched one by one, with the same answers', async (t) => {
+  const big = 'x'.repeat(9000)
+  const [a, b] = compileLogicBatch([
+    { rule: { in: [big + 'a', { var: 'text' }] }, path: 'a' },
+    { rule: { in: [big + 'b', { var: 'text' }] }, path: 'b' }
+  ]) as [Evaluator, Evaluator]
+  t.equal(a({ text: `-${big}a-` }, {}), true)
+  t.equal(b({ text: `-${big}a-` }, {}), false)
+  t.equal(b({ text: `${big}b` }, {}), true)
+})
+
+t.test('in: a list written in the rule is searched with strict equality, as json-logic-js does', async (t) => {
+  table(t, { s: 'b', n: 1, z: null }, [
+    [{ in: [{ var: 's' }, ['a', 'b']] }, true],
+    [{ in: [{ var: 'n' }, ['1', 2]] }, false],
+    [{ in: [{ var: 'z' }, [null]] }, true],
+    [{ in: [{ var: 'missing' }, []] }, false]
+  ])
 })
 
 // ---------------------------------------------------------------------------------------------------

@@ -581,3 +581,25 @@ t.test('approval_missing: a non-string approval id or agent id, or no approval s
   t.equal(fn(request('ap1'), ctx()), true, 'no approval source')
   t.equal(compile({ approval_missing: [] })({}, ctx({ approvals })), true, 'no arguments at all')
 })
+
+t.test('EvalState: the clock is read once, by the first operation that needs the time, and never otherwise', async (t) => {
+  let reads = 0
+  const clock = (): number => { reads++; return T0 }
+  const rates = new MemoryRateCounters()
+  const state = new EvalState(clock, rates, undefined, undefined)
+  t.equal(reads, 0, 'creating the state reads nothing')
+  const fn = compile({ or: [{ rate_exceeded: ['a:', 'x', 'minute', 5] }, { rate_exceeded: ['b:', 'x', 'hour', 5] }] })
+  t.equal(fn({}, state), false)
+  t.equal(reads, 1, 'two counters, one read')
+  t.equal(state.now, T0, 'later reads give the same time')
+  t.equal(reads, 1)
+  commitPending(state)
+  t.equal(rates.total('a:x', WINDOWS.minute, T0), 1, 'the queued writes use that time')
+  const plain = new EvalState(clock, rates, undefined, undefined)
+  compile({ glob: [{ var: 'tool' }, ['x*']] })({ tool: 'xy' }, plain)
+  t.equal(reads, 1, 'an evaluation with no time-based operation never reads the clock')
+  const zero = new EvalState(() => { reads++; return 0 }, rates, undefined, undefined)
+  t.equal(zero.now, 0)
+  t.equal(zero.now, 0)
+  t.equal(reads, 2, 'a clock at 0 is read once too')
+})
