@@ -1,16 +1,16 @@
 /**
  * From an agent's effective policies to one decision function (policy-types.md, "From policies to one
- * decision"). Every policy becomes one compiled JSON-logic closure, once per config version; evaluating
- * is a loop over closures with no parsing and no I/O.
+ * decision"). Every policy becomes one generated JavaScript function, once per config version, and a
+ * generated driver (driver.ts) calls them in order; evaluating does no parsing and no I/O.
  */
-import { compileLogicBatch, truthy, type Evaluator } from './jsonlogic.js'
+import { compileLogicBatch, type Evaluator } from './jsonlogic.js'
+import { Outcome, buildDriver, mergeRestrictions, type DriverChunk, type Entry } from './driver.js'
 import { POLICY_OPERATIONS, EvalState, commitPending } from './operations.js'
 import { MemoryRateCounters, type ApprovalSource, type BudgetLedger, type RateCounterStore } from './counters.js'
 import type { InputDocument } from './input.js'
 import type { Restrictions } from './types/common.js'
 import { policyLogic, policyTypeDef } from './registry.js'
 import { byPriorityThenName, normalizeScopeType } from './scope.js'
-import { globMatch } from './glob.js'
 
 export type Enforcement = 'enforce' | 'audit' | 'disabled'
 
@@ -76,35 +76,8 @@ export interface PolicySet {
   readonly restrictions: Restrictions
 }
 
-interface Entry {
-  info: CompiledPolicy
-  /** Restrictions of an enforced USER-scoped policy: merged only into its user's decisions. */
-  userRestrictions?: Restrictions
-  /** The policy's result when it passes: the same frozen object every time (no allocation). */
-  pass: PolicyResult
-  fn: Evaluator
-  warnOnly: boolean
-  userScope: string | undefined
-}
-
 function enforcementOf (value: unknown): Enforcement {
   return value === 'audit' || value === 'disabled' ? value : 'enforce'
-}
-
-/**
- * Merges restrictions: the lowest max_tokens; for allowed_models, the patterns of either list that
- * the other list's globs match (`gpt-*` and `gpt-4o` give `gpt-4o`), so that a model both policies
- * allow is never left out.
- */
-function mergeRestrictions (into: Restrictions, r: Restrictions): void {
-  if (r.max_tokens !== undefined) into.max_tokens = Math.min(into.max_tokens ?? Infinity, r.max_tokens)
-  if (r.allowed_models !== undefined) {
-    const b = r.allowed_models
-    const a = into.allowed_models
-    into.allowed_models = a === undefined
-      ? [...b]
-      : [...new Set([...a.filter((p) => b.some((g) => globMatch(g, p))), ...b.filter((p) => a.some((g) => globMatch(g, p)))])]
-  }
 }
 
 function passResult (info: CompiledPolicy): PolicyResult {
@@ -169,56 +142,20 @@ export function compilePolicySet (policies: readonly PolicyInput[], options: Pol
   const { budget, approvals, onError } = options
 
   const n = entries.length
+  const driver = buildDriver(entries)
 
   function evaluate (input: InputDocument): Decision {
     const ctx = new EvalState(clock, rates, budget, approvals)
+    const outcome = new Outcome(entries, restrictions, onError)
     // Filled by index: a policy of another user's scope leaves no entry, so the length is set last.
     const results = new Array<PolicyResult>(n)
     let count = 0
-    const warnings: string[] = []
-    let reason: string | null = null
-    let decided = restrictions
-    for (let i = 0; i < n; i++) {
-      const e = entries[i] as Entry
-      if (e.userScope !== undefined) {
-        if (input.user_id !== e.userScope) continue
-        if (e.userRestrictions !== undefined) {
-          if (decided === restrictions) decided = structuredClone(restrictions)
-          mergeRestrictions(decided, e.userRestrictions)
-        }
-      }
-      let out: unknown
-      let threw = false
-      try {
-        out = e.fn(input, ctx)
-      } catch (err) {
-        out = `policy error: ${(err as Error).message}`
-        threw = true
-        onError?.(e.info, err as Error)
-      }
-      if (!truthy(out)) {
-        results[count++] = e.pass
-        continue
-      }
-      const info = e.info
-      const message = typeof out === 'string' ? out : 'denied'
-      // A warn-only policy warns on a match; an error still fails it (fail closed).
-      if (e.warnOnly && info.error === undefined && !threw) {
-        warnings.push(`${info.name}: ${message}`)
-        results[count++] = { id: info.id, name: info.name, type: info.type, result: 'pass', message }
-        continue
-      }
-      results[count++] = { id: info.id, name: info.name, type: info.type, result: 'fail', message }
-      if (info.enforcement === 'enforce') {
-        reason ??= `${info.name}: ${message}`
-      } else {
-        warnings.push(`[audit] ${info.name}: ${message}`)
-      }
-    }
+    for (let i = 0; i < driver.length; i++) count = (driver[i] as DriverChunk)(input, ctx, results, outcome, count)
     if (count !== n) results.length = count
+    const reason = outcome.reason
     const allowed = reason === null
     if (allowed && ctx.pending.length > 0) commitPending(ctx)
-    return { allowed, reason, policies_evaluated: results, warnings, restrictions: decided }
+    return { allowed, reason, policies_evaluated: results, warnings: outcome.warnings, restrictions: outcome.decided }
   }
 
   return { evaluate, policies: Object.freeze(entries.map((e) => e.info)), restrictions }
