@@ -125,8 +125,11 @@ export class Generator {
   /** Slots of functions handed to custom operations before the batch is materialised. */
   private readonly slots: Array<{ index: number, fn: Evaluator | null }> = []
   private readonly literalGroups = new Map<string, LiteralGroup>()
-  /** Generated expressions whose value is always a boolean. */
-  private readonly booleans = new Set<string>()
+  /**
+   * The last generated expression known to be a boolean. An operation marks its code just before
+   * returning it, so `expr` recognises it by identity (no hashing of long code strings).
+   */
+  private lastBoolean: string | null = null
   private counter = 0
 
   constructor (private readonly options: CompileOptions) {}
@@ -202,7 +205,7 @@ export class Generator {
     const argPath = (i: number): string => Array.isArray(raw) ? childPath(opPath, i) : opPath
     if (op === 'var') return this.varOp(this.args(values, argPath, s), opPath, s)
     const code = this.operation(op, values, opPath, argPath, s)
-    return { code, constant: false, value: undefined, bool: this.booleans.has(code) }
+    return { code, constant: false, value: undefined, bool: this.lastBoolean === code }
   }
 
   /** JavaScript truthiness of a generated value, with JSON-logic's rule for arrays. */
@@ -211,7 +214,7 @@ export class Generator {
   }
 
   private boolean (code: string): string {
-    this.booleans.add(code)
+    this.lastBoolean = code
     return code
   }
 

@@ -236,8 +236,11 @@ export function childPath (path: string, key: string | number): string {
   return /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`
 }
 
+/** Printable ASCII but `"` and `\`: written in JSON as they are. */
+const PLAIN_JSON_TEXT = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/
+
 function jsonBytes (s: string): number {
-  return Buffer.byteLength(JSON.stringify(s))
+  return PLAIN_JSON_TEXT.test(s) ? s.length + 2 : Buffer.byteLength(JSON.stringify(s))
 }
 
 /** Iterative pre-pass: refuses non-JSON values, rules deeper than MAX_RULE_DEPTH or larger than MAX_RULE_BYTES. */
