@@ -22,9 +22,11 @@ const BARE = fileURLToPath(new URL('./bare-server.js', import.meta.url))
 const DURATION = Number(process.env.BENCH_SECONDS ?? 8)
 const DEFAULT_TENANT = '00000000-0000-0000-0000-000000000001'
 
-async function startProcess (args: string[], env: Record<string, string> = {}): Promise<{ child: ChildProcess, url: string, out: () => string }> {
+/** Starts a server process (pinned to CPU 1 when the benchmarks are pinned); resolves once it listens. */
+export async function startProcess (args: string[], env: Record<string, string> = {}, wrapper: string[] = []): Promise<{ child: ChildProcess, url: string, out: () => string }> {
   const pinned = process.env.AGENTGOV_BENCH_PINNED === '1'
-  const child = spawn(pinned ? 'taskset' : process.execPath, pinned ? ['-c', '1', process.execPath, ...args] : args, { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
+  const command = [...(pinned ? ['taskset', '-c', '1'] : []), ...wrapper, process.execPath, ...args]
+  const child = spawn(command[0] as string, command.slice(1), { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
   let text = ''
   return await new Promise((resolve, reject) => {
     child.stdout?.on('data', (c: Buffer) => {
@@ -65,13 +67,42 @@ function rawInsertRate (dir: string, seconds: number): number {
   return rate
 }
 
-const POLICIES = [
+export const BARE_SERVER = BARE
+export const CP_BIN = BIN
+
+export const POLICIES = [
   { name: 'tools', type: 'tool_permission', config: { allowed_tools: ['search', 'calc', 'fs.*'], denied_tools: ['fs.delete'] } },
   { name: 'models', type: 'model_restriction', config: { allowed_models: ['gpt-4o*', 'claude-*'], max_tokens: 8000 } },
   { name: 'pii', type: 'content_filter', config: { pii: ['email', 'credit_card'], deny_patterns: ['(?i)ignore (all|previous) instructions'] } },
   { name: 'network', type: 'network_policy', config: { allowed_domains: ['example.com', '*.example.com'] } },
   { name: 'hours', type: 'custom', config: { deny_if: { '==': [{ var: 'context.environment' }, 'frozen'] }, message: 'frozen' } }
 ]
+
+/**
+ * Applies POLICIES through the admin CLI, registers the agent `bench`, and checks that a decision
+ * evaluates every policy. Returns the agent's key and the /evaluate body the benchmarks send.
+ */
+export async function benchAgent (cpUrl: string, cpOut: string, dir: string): Promise<{ key: string, evalBody: string }> {
+  const token = /bootstrap token: (bt_\S+)/.exec(cpOut)?.[1] as string
+  writeFileSync(join(dir, 'policies.json'), JSON.stringify(POLICIES))
+  const applied = spawnSync(process.execPath, [BIN, 'admin', 'policy', 'apply', '--tenant', DEFAULT_TENANT, '--file', join(dir, 'policies.json'), '--data-dir', dir], { encoding: 'utf8' })
+  if (applied.status !== 0) throw new Error(`policy apply failed: ${applied.stderr}`)
+  const reg = await fetch(`${cpUrl}/api/service/v1/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-service-bootstrap': token },
+    body: JSON.stringify({ agent_type: 'custom', agent_id: 'bench' })
+  })
+  const { api_key: key } = await reg.json() as { api_key: string }
+  await new Promise((resolve) => setTimeout(resolve, 500)) // let the control plane see the policies
+  const evalBody = JSON.stringify({
+    agent_id: 'bench', action: 'tool_call', user_id: 'u1',
+    context: { tool: 'search', tool_input: { query: 'weather in Paris tomorrow', url: 'https://api.example.com/q' }, model: 'gpt-4o' }
+  })
+  const check = await fetch(`${cpUrl}/api/service/v1/evaluate`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-service-key': key }, body: evalBody })
+  const decision = await check.json() as { allowed: boolean, policies_evaluated: unknown[] }
+  if (!decision.allowed || decision.policies_evaluated.length !== POLICIES.length) throw new Error(`unexpected decision: ${JSON.stringify(decision)}`)
+  return { key, evalBody }
+}
 
 export async function run (): Promise<string[]> {
   const lines: string[] = []
@@ -82,26 +113,8 @@ export async function run (): Promise<string[]> {
     children.push(bare.child)
     const cp = await startProcess([BIN, 'control-plane', '--port', '0', '--data-dir', dir], { SERVICE_RATE_LIMIT_RPS: '1000000' })
     children.push(cp.child)
-    const token = /bootstrap token: (bt_\S+)/.exec(cp.out())?.[1] as string
-    writeFileSync(join(dir, 'policies.json'), JSON.stringify(POLICIES))
-    const applied = spawnSync(process.execPath, [BIN, 'admin', 'policy', 'apply', '--tenant', DEFAULT_TENANT, '--file', join(dir, 'policies.json'), '--data-dir', dir], { encoding: 'utf8' })
-    if (applied.status !== 0) throw new Error(`policy apply failed: ${applied.stderr}`)
-    const reg = await fetch(`${cp.url}/api/service/v1/register`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-service-bootstrap': token },
-      body: JSON.stringify({ agent_type: 'custom', agent_id: 'bench' })
-    })
-    const { api_key: key } = await reg.json() as { api_key: string }
-    await new Promise((resolve) => setTimeout(resolve, 500)) // let the control plane see the policies
-
-    const evalBody = JSON.stringify({
-      agent_id: 'bench', action: 'tool_call', user_id: 'u1',
-      context: { tool: 'search', tool_input: { query: 'weather in Paris tomorrow', url: 'https://api.example.com/q' }, model: 'gpt-4o' }
-    })
+    const { key, evalBody } = await benchAgent(cp.url, cp.out(), dir)
     const headers = { 'content-type': 'application/json', 'x-service-key': key }
-    const check = await fetch(`${cp.url}/api/service/v1/evaluate`, { method: 'POST', headers, body: evalBody })
-    const decision = await check.json() as { allowed: boolean, policies_evaluated: unknown[] }
-    if (!decision.allowed || decision.policies_evaluated.length !== POLICIES.length) throw new Error(`unexpected decision: ${JSON.stringify(decision)}`)
 
     // Warm both servers up, then measure in alternating rounds, so that a slower or faster spell of
     // this shared machine weighs on both sides alike.

@@ -3,10 +3,12 @@ import { spawnSync } from 'node:child_process'
 import { availableParallelism } from 'node:os'
 import { run as policyEngine } from './policy-engine.js'
 import { run as controlPlane } from './control-plane.js'
+import { run as instructions } from './instructions.js'
 
 const BENCHES: Record<string, () => string[] | Promise<string[]>> = {
   policy: policyEngine,
-  'control-plane': controlPlane
+  'control-plane': controlPlane,
+  instructions
 }
 
 // HTTP benchmarks pin the load generator (this process) to CPU 0 and the servers to CPU 1, so that
