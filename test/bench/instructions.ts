@@ -13,7 +13,7 @@ import { spawnSync, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import autocannon from 'autocannon'
+import { fileURLToPath } from 'node:url'
 import { BARE_SERVER, CP_BIN, benchAgent, startProcess } from './control-plane.js'
 
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 1500)
@@ -26,9 +26,16 @@ interface Counted {
   all: number
 }
 
-async function requests (url: string, headers: Record<string, string>, body: string, amount: number): Promise<void> {
-  const r = await autocannon({ url, method: 'POST', connections: 1, amount, headers, body })
-  if (r.non2xx > 0 || r.errors > 0) throw new Error(`${url}: ${r.non2xx} non-2xx answers, ${r.errors} errors`)
+const CLIENT = fileURLToPath(new URL('./sequential-client.js', import.meta.url))
+
+/**
+ * Sends `amount` sequential requests from a client process of its own: the counts depend on how the
+ * requests are paced (a server that idles between requests runs idle-time work), so the pacing must
+ * not depend on this process.
+ */
+function requests (url: string, headers: Record<string, string>, body: string, amount: number): void {
+  const r = spawnSync(process.execPath, [CLIENT, url, String(amount)], { input: JSON.stringify({ headers, body }), encoding: 'utf8' })
+  if (r.status !== 0) throw new Error(`client: ${r.stderr}`)
 }
 
 function callgrindControl (pid: number, ...args: string[]): void {
@@ -51,15 +58,18 @@ function countedInstructions (dir: string, prefix: string): { main: number, all:
 
 /** Instructions per request of a path on a server started (under callgrind) by `args`. */
 async function measure (dir: string, name: string, args: string[], env: Record<string, string>,
-  prepare: (url: string, out: string) => Promise<{ path: string, headers: Record<string, string>, body: string }>): Promise<Counted> {
+  prepare: () => Promise<{ path: string, headers: Record<string, string>, body: string }>): Promise<Counted> {
   const out = join(dir, `callgrind.${name}`)
   const server = await startProcess(args, env, ['valgrind', '-q', '--tool=callgrind', '--separate-threads=yes', '--instr-atstart=no', `--callgrind-out-file=${out}`])
   const child: ChildProcess = server.child
   try {
-    const { path, headers, body } = await prepare(server.url, server.out())
-    await requests(server.url + path, headers, body, WARMUP)
+    const { path, headers, body } = await prepare()
+    requests(server.url + path, headers, body, WARMUP)
+    // Let the JIT finish the optimised code it is building (it runs on helper threads, which valgrind
+    // runs one at a time): without the pause, part of the measured requests run unoptimised code.
+    await new Promise((resolve) => setTimeout(resolve, 3000))
     callgrindControl(child.pid as number, '-i', 'on')
-    await requests(server.url + path, headers, body, MEASURED)
+    requests(server.url + path, headers, body, MEASURED)
     callgrindControl(child.pid as number, '-i', 'off')
     callgrindControl(child.pid as number, '-d')
   } finally {
@@ -74,13 +84,21 @@ export async function run (): Promise<string[]> {
   if (spawnSync('valgrind', ['--version']).status !== 0) return ['valgrind is not installed: instruction counts skipped (apt-get install valgrind)']
   const dir = mkdtempSync(join(tmpdir(), 'agentgov-instr-'))
   try {
-    let evalBody = ''
-    const cp = await measure(dir, 'cp', [CP_BIN, 'control-plane', '--port', '0', '--data-dir', dir], { SERVICE_RATE_LIMIT_RPS: '1000000' },
-      async (url, out) => {
-        const agent = await benchAgent(url, out, dir)
-        evalBody = agent.evalBody
-        return { path: '/api/service/v1/evaluate', headers: { 'content-type': 'application/json', 'x-service-key': agent.key }, body: agent.evalBody }
-      })
+    // The agent and its policies are set up by a first control plane, so that the measured one
+    // starts on a finished database, as a restarted production process would.
+    const cpArgs = [CP_BIN, 'control-plane', '--port', '0', '--data-dir', dir]
+    const cpEnv = { SERVICE_RATE_LIMIT_RPS: '1000000' }
+    const setup = await startProcess(cpArgs, cpEnv)
+    let agent: { key: string, evalBody: string }
+    try {
+      agent = await benchAgent(setup.url, setup.out(), dir)
+    } finally {
+      setup.child.kill('SIGTERM')
+      await new Promise((resolve) => setup.child.once('exit', resolve))
+    }
+    const evalBody = agent.evalBody
+    const cp = await measure(dir, 'cp', cpArgs, cpEnv, async () =>
+      ({ path: '/api/service/v1/evaluate', headers: { 'content-type': 'application/json', 'x-service-key': agent.key }, body: evalBody }))
     const bare = await measure(dir, 'bare', [BARE_SERVER], {}, async () =>
       ({ path: '/evaluate', headers: { 'content-type': 'application/json' }, body: evalBody }))
     const k = (n: number): string => `${(n / 1000).toFixed(0)} k`
