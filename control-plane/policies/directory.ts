@@ -58,6 +58,8 @@ export class Directory {
   /** Sliding-window counters of rate_limit policies; they survive recompiles. */
   readonly rates = new MemoryRateCounters()
   readonly approvals = new MemoryApprovals()
+  /** Told after any change to agents, policies or secrets (from this process or another one). */
+  private readonly listeners = new Set<() => void>()
 
   constructor (
     private readonly store: Store,
@@ -87,6 +89,7 @@ export class Directory {
       if (seq !== this.seq) {
         this.seq = seq
         this.clear()
+        this.notify()
       }
     } catch (err) {
       this.opts.log.error({ err }, 'cannot read the change counter')
@@ -106,6 +109,23 @@ export class Directory {
   async changed (): Promise<void> {
     this.clear()
     this.seq = await this.store.configSeq()
+    this.notify()
+  }
+
+  /** Calls `listener` after every change; returns the function that stops it. */
+  subscribe (listener: () => void): () => void {
+    this.listeners.add(listener)
+    return () => { this.listeners.delete(listener) }
+  }
+
+  private notify (): void {
+    for (const listener of [...this.listeners]) {
+      try {
+        listener()
+      } catch (err) {
+        this.opts.log.error({ err }, 'a change listener failed')
+      }
+    }
   }
 
   /** The cached answer of agentByKeyHash: an agent, null (unknown key), or undefined (not cached). */

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import type { RouteOptions } from '../../services.js'
 import { registerRoute } from './register.js'
 import { configRoute } from './config.js'
+import { configWatchRoute } from './config-watch.js'
 import { secretsRoutes } from './secrets.js'
 import { evaluateRoute } from './evaluate.js'
 import { eventsRoute } from './events.js'
@@ -10,7 +11,7 @@ import { heartbeatRoute } from './heartbeat.js'
 import { deregisterRoute } from './deregister.js'
 
 export async function v1Routes (app: FastifyInstance, opts: RouteOptions): Promise<void> {
-  for (const route of [registerRoute, configRoute, secretsRoutes, evaluateRoute, eventsRoute, heartbeatRoute, deregisterRoute]) {
+  for (const route of [registerRoute, configRoute, configWatchRoute, secretsRoutes, evaluateRoute, eventsRoute, heartbeatRoute, deregisterRoute]) {
     await app.register(route, { services: opts.services })
   }
 }
