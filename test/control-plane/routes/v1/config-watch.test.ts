@@ -17,7 +17,7 @@ interface SseEvent {
 /** Reads server-sent events from a streaming body; `next()` waits for the next one (or times out). */
 function sseReader (body: AsyncIterable<Buffer>): { next: (ms?: number) => Promise<SseEvent | 'end' | 'timeout'> } {
   const queue: Array<SseEvent | 'end'> = []
-  let wake: (() => void) | null = null
+  const waiter: { wake: (() => void) | null } = { wake: null }
   void (async () => {
     let buf = ''
     try {
@@ -32,12 +32,12 @@ function sseReader (body: AsyncIterable<Buffer>): { next: (ms?: number) => Promi
           const event = lines.find((l) => l.startsWith('event: '))?.slice(7) ?? 'message'
           const data = lines.filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n')
           queue.push({ event, data: JSON.parse(data) as Record<string, unknown> })
-          wake?.()
+          waiter.wake?.()
         }
       }
     } catch {}
     queue.push('end')
-    wake?.()
+    waiter.wake?.()
   })()
   return {
     async next (ms = 3_000) {
@@ -46,10 +46,10 @@ function sseReader (body: AsyncIterable<Buffer>): { next: (ms?: number) => Promi
         const left = deadline - Date.now()
         if (left <= 0) return 'timeout'
         await new Promise<void>((resolve) => {
-          wake = resolve
+          waiter.wake = resolve
           setTimeout(resolve, left)
         })
-        wake = null
+        waiter.wake = null
       }
       return queue.shift() as SseEvent | 'end'
     }
