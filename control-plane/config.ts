@@ -3,12 +3,14 @@
  * Validated once at start-up into one frozen object; a bad value stops the process with a message that
  * names the variable.
  */
-import { parseArgs } from 'node:util'
 import { randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
+import {
+  ConfigError, LOG_LEVELS, envName, integer, logLevel, optionsHelp as helpOf, readOptions, type OptionSpec
+} from '../shared/config-env.js'
 
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
+export { ConfigError, LOG_LEVELS, envName }
 
 export interface ControlPlaneConfig {
   port: number
@@ -38,13 +40,6 @@ export interface ControlPlaneConfig {
   changePollMs: number
 }
 
-export class ConfigError extends Error {
-  constructor (readonly variable: string, message: string) {
-    super(`${variable}: ${message}`)
-    this.name = 'ConfigError'
-  }
-}
-
 /** Flag name -> environment variable (SERVICE_ names are renamed by the API name; see `envName`). */
 export const OPTIONS = {
   port: { env: 'PORT', help: 'port to listen on (default 8080; 0 picks a free one)' },
@@ -58,25 +53,7 @@ export const OPTIONS = {
   'log-level': { env: 'LOG_LEVEL', help: `one of ${LOG_LEVELS.join(', ')} (default info)` },
   'rate-limit-rps': { env: 'SERVICE_RATE_LIMIT_RPS', help: 'requests per second per agent key (default 600)' },
   'register-rate-per-minute': { env: 'SERVICE_REGISTER_RATE_PER_MINUTE', help: 'registrations per minute per bootstrap token (default 50)' }
-} as const
-
-type OptionName = keyof typeof OPTIONS
-
-const API_NAME = /^[a-z][a-z0-9-]{0,31}$/
-
-/** The name of a SERVICE_ variable under an API name: SERVICE_BOOTSTRAP_SECRET -> ACME_BOOTSTRAP_SECRET. */
-export function envName (variable: string, apiName: string): string {
-  return variable.startsWith('SERVICE_') && apiName !== 'service'
-    ? `${apiName.toUpperCase().replace(/-/g, '_')}_${variable.slice('SERVICE_'.length)}`
-    : variable
-}
-
-function integer (variable: string, raw: string, min: number, max: number): number {
-  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(variable, `must be an integer, got "${raw}"`)
-  const n = Number(raw)
-  if (n < min || n > max) throw new ConfigError(variable, `must be between ${min} and ${max}, got ${n}`)
-  return n
-}
+} as const satisfies Record<string, OptionSpec>
 
 /** Reads a generated secret from `file`, or creates it (mode 0600). */
 function generatedSecret (file: string, make: () => string): string {
@@ -98,25 +75,7 @@ export function parseMasterKey (variable: string, raw: string): Buffer {
  * generated secret files, it only reads them.
  */
 export function loadConfig (argv: string[], env: NodeJS.ProcessEnv = process.env, opts: { createSecrets?: boolean } = {}): ControlPlaneConfig {
-  const { values } = parseArgs({
-    args: argv,
-    options: Object.fromEntries(Object.keys(OPTIONS).map((k) => [k, { type: 'string' as const }])),
-    strict: true,
-    allowPositionals: false
-  })
-  const rawApiName = (values['api-name'] as string | undefined) ?? (env.SERVICE_API_NAME === '' ? undefined : env.SERVICE_API_NAME) ?? 'service'
-  if (!API_NAME.test(rawApiName)) throw new ConfigError('SERVICE_API_NAME', `must match ${API_NAME.source}, got "${rawApiName}"`)
-  const apiName = rawApiName
-  const get = (name: OptionName): { variable: string, value: string | undefined } => {
-    const flag = values[name] as string | undefined
-    const base = OPTIONS[name].env
-    const variable = envName(base, apiName)
-    if (flag !== undefined) return { variable: `--${name}`, value: flag }
-    const own = env[variable]
-    if (own !== undefined && own !== '') return { variable, value: own }
-    const fallback = env[base]
-    return { variable: base, value: fallback === '' ? undefined : fallback }
-  }
+  const { apiName, get } = readOptions(OPTIONS, argv, env)
   const port = get('port')
   const host = get('host')
   const dataDir = resolve(get('data-dir').value ?? './data')
@@ -155,10 +114,6 @@ export function loadConfig (argv: string[], env: NodeJS.ProcessEnv = process.env
   }
 
   const level = get('log-level')
-  const logLevel = level.value ?? 'info'
-  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
-    throw new ConfigError(level.variable, `must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`)
-  }
   const hb = get('heartbeat-interval')
   const rps = get('rate-limit-rps')
   const reg = get('register-rate-per-minute')
@@ -175,7 +130,7 @@ export function loadConfig (argv: string[], env: NodeJS.ProcessEnv = process.env
     masterKeyFile,
     apiName,
     heartbeatIntervalSeconds: hb.value === undefined ? 60 : integer(hb.variable, hb.value, 1, 86_400),
-    logLevel: logLevel as ControlPlaneConfig['logLevel'],
+    logLevel: logLevel(level.variable, level.value),
     agentRequestsPerSecond: rps.value === undefined ? 600 : integer(rps.variable, rps.value, 1, 1_000_000),
     registrationsPerMinute: reg.value === undefined ? 50 : integer(reg.variable, reg.value, 1, 1_000_000),
     maxEventsPerBatch: 1000,
@@ -186,7 +141,5 @@ export function loadConfig (argv: string[], env: NodeJS.ProcessEnv = process.env
 }
 
 export function optionsHelp (): string {
-  return Object.entries(OPTIONS)
-    .map(([flag, o]) => `  --${flag.padEnd(26)} ${o.env.padEnd(36)} ${o.help}`)
-    .join('\n')
+  return helpOf(OPTIONS)
 }
