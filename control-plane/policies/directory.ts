@@ -6,12 +6,12 @@
  */
 import type { FastifyBaseLogger } from 'fastify'
 import {
-  MemoryApprovals, MemoryBudgetLedger, MemoryRateCounters, compilePolicySet, effectivePolicies, periodStart,
+  MemoryApprovals, MemoryBudgetLedger, MemoryRateCounters, agentInfoOf, compilePolicySet, effectivePolicies, periodStart,
   type AgentInfo, type PolicySet
 } from '../../shared/policy/index.js'
 import { contentHash } from '../../shared/canonical-json.js'
 import type { AgentSettings } from '../../shared/contracts/common.js'
-import type { PolicyV1 } from '../../shared/contracts/v1.js'
+import type { ConfigResponse, PolicyV1 } from '../../shared/contracts/v1.js'
 import type { PolicyLegacy } from '../../shared/contracts/legacy.js'
 import type { AgentRecord, EventRow, PolicyRecord, Store } from '../store/store.js'
 
@@ -28,19 +28,29 @@ export interface AgentPolicies {
 }
 
 export function agentInfo (a: AgentRecord): AgentInfo {
-  const team = a.metadata.team
-  return {
-    id: a.agent_id,
-    type: a.agent_type,
-    capabilities: a.capabilities,
-    metadata: a.metadata,
-    deployment_id: a.deployment_id,
-    team: typeof team === 'string' ? team : null
-  }
+  return agentInfoOf(a)
 }
 
 export function legacyPolicyId (uuid: string): string {
   return `pol_${uuid.replace(/-/g, '')}`
+}
+
+/** The body of v1 GET /config/{agent_id} (and of the config watch's events). */
+export function configResponse (agent: AgentRecord, ap: AgentPolicies): ConfigResponse {
+  return {
+    agent_id: agent.agent_id,
+    config: ap.settings,
+    policies: ap.v1,
+    config_hash: ap.hash,
+    updated_at: ap.updatedAt,
+    agent: {
+      agent_id: agent.agent_id,
+      agent_type: agent.agent_type,
+      capabilities: agent.capabilities,
+      metadata: agent.metadata,
+      deployment_id: agent.deployment_id
+    }
+  }
 }
 
 const MAX_KEY_CACHE = 50_000
@@ -196,7 +206,10 @@ export class Directory {
       onError: (policy, err) => log.error({ policy: policy.name, err: err.message }, 'policy failed; it counts as fail')
     })
     const shown = effective.filter((p) => p.enforcement !== 'disabled')
-    const v1: PolicyV1[] = shown.map((p) => ({ id: p.id, name: p.name, type: p.type, enforcement: p.enforcement, config: p.config }))
+    const v1: PolicyV1[] = shown.map((p) => ({
+      id: p.id, name: p.name, type: p.type, enforcement: p.enforcement, config: p.config,
+      priority: p.priority, scope_type: p.scope_type, scope_id: p.scope_id === '' ? null : p.scope_id
+    }))
     const legacy: PolicyLegacy[] = shown.map((p) => ({ id: legacyPolicyId(p.id), type: p.type, config: p.config, scope: p.scope_type.toLowerCase() }))
     const settings = this.settings()
     const updatedAt = effective.reduce((max, p) => p.updated_at > max ? p.updated_at : max, agent.created_at)

@@ -19,7 +19,10 @@ export const PolicyV1 = Type.Object({
   name: Type.String(),
   type: Type.String(),
   enforcement: Type.String(),
-  config: FreeObject
+  config: FreeObject,
+  priority: Type.Optional(Type.Integer({ description: 'evaluation order: higher first, then by name' })),
+  scope_type: Type.Optional(Type.String({ description: 'ORG, TEAM, DEPLOYMENT, ENDPOINT or USER (a USER policy applies to requests of that user_id only)' })),
+  scope_id: Type.Optional(Type.Union([Type.String(), Type.Null()]))
 })
 export type PolicyV1 = Static<typeof PolicyV1>
 
@@ -32,13 +35,24 @@ export const RegisterResponse = Type.Object({
 
 export const AgentParams = Type.Object({ agent_id: Type.String({ maxLength: 200 }) })
 
+/** The agent as the v1 config shows it: what a sidecar needs to build the input document. */
+export const AgentIdentity = Type.Object({
+  agent_id: Type.String(),
+  agent_type: Type.String(),
+  capabilities: Type.Array(Type.String()),
+  metadata: FreeObject,
+  deployment_id: Type.Union([Type.String(), Type.Null()])
+})
+
 export const ConfigResponse = Type.Object({
   agent_id: Type.String(),
   config: AgentSettings,
   policies: Type.Array(PolicyV1),
   config_hash: Type.String({ description: 'sha256 of the canonical JSON of config and policies; send it in heartbeats' }),
-  updated_at: Type.String()
+  updated_at: Type.String(),
+  agent: Type.Optional(AgentIdentity)
 })
+export type ConfigResponse = Static<typeof ConfigResponse>
 
 export const SecretsResponse = Type.Object({
   secrets: Type.Record(Type.String(), Type.String()),

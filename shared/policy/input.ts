@@ -13,6 +13,28 @@ export interface AgentInfo {
   team: string | null
 }
 
+/** An agent as the control plane stores it and the v1 config shows it (`agent` of GET /config). */
+export interface AgentIdentity {
+  agent_id: string
+  agent_type: string
+  capabilities: string[]
+  metadata: Record<string, unknown>
+  deployment_id: string | null
+}
+
+/** The `agent` of the input document: `team` is `metadata.team` when that is a string. */
+export function agentInfoOf (a: AgentIdentity): AgentInfo {
+  const team = a.metadata.team
+  return {
+    id: a.agent_id,
+    type: a.agent_type,
+    capabilities: a.capabilities,
+    metadata: a.metadata,
+    deployment_id: a.deployment_id,
+    team: typeof team === 'string' ? team : null
+  }
+}
+
 export interface NowInfo {
   iso: string
   /** 0-23, UTC. */

@@ -7,21 +7,20 @@
  * control plane sees them: at once for its own writes, within the change poll (250 ms) for others.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify'
-import { AgentParams } from '../../../shared/contracts/v1.js'
+import { AgentParams, type ConfigResponse } from '../../../shared/contracts/v1.js'
 import { errorResponses } from '../../../shared/contracts/common.js'
 import { agentHook, agentOf, ensureOwnAgent } from '../../auth/agent-auth.js'
 import type { RouteOptions } from '../../services.js'
 import type { AgentRecord } from '../../store/store.js'
-import type { Directory } from '../../policies/directory.js'
+import { configResponse, type Directory } from '../../policies/directory.js'
 
 /** Comment lines that keep an idle stream open through proxies. */
 export const WATCH_KEEP_ALIVE_MS = 15_000
 
 const ACTIVE = new Set(['active', 'provisioning'])
 
-async function configBody (directory: Directory, agent: AgentRecord): Promise<{ config_hash: string } & Record<string, unknown>> {
-  const ap = await directory.forAgent(agent)
-  return { agent_id: agent.agent_id, config: ap.settings, policies: ap.v1, config_hash: ap.hash, updated_at: ap.updatedAt }
+async function configBody (directory: Directory, agent: AgentRecord): Promise<ConfigResponse> {
+  return configResponse(agent, await directory.forAgent(agent))
 }
 
 export async function configWatchRoute (app: FastifyInstance, { services }: RouteOptions): Promise<void> {

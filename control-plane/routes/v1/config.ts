@@ -4,6 +4,7 @@ import { AgentParams, ConfigResponse } from '../../../shared/contracts/v1.js'
 import { errorResponses } from '../../../shared/contracts/common.js'
 import { agentHook, agentOf, ensureOwnAgent } from '../../auth/agent-auth.js'
 import type { RouteOptions } from '../../services.js'
+import { configResponse } from '../../policies/directory.js'
 
 export async function configRoute (app: FastifyInstance, { services }: RouteOptions): Promise<void> {
   app.addHook('onRequest', agentHook((req) => services.auth.v1Agent(req)))
@@ -18,7 +19,6 @@ export async function configRoute (app: FastifyInstance, { services }: RouteOpti
   }, async (req) => {
     const agent = agentOf(req)
     ensureOwnAgent(agent, (req.params as { agent_id: string }).agent_id)
-    const ap = await directory.forAgent(agent)
-    return { agent_id: agent.agent_id, config: ap.settings, policies: ap.v1, config_hash: ap.hash, updated_at: ap.updatedAt }
+    return configResponse(agent, await directory.forAgent(agent))
   })
 }
