@@ -87,8 +87,8 @@ export class Spool {
   private readonly deleteUpTo: Database.Statement
   private readonly addDropped: Database.Statement
   private readonly readDropped: Database.Statement
-  private readonly nextAgent: Database.Statement
-  private readonly batchOf: Database.Statement
+  private readonly batchAfter: Database.Statement
+  private readonly agentList: Database.Statement
   private readonly deleteSeq: Database.Statement
   /** Depth and bytes, kept in memory (read once at open) so that status() costs no query. */
   private depth = 0
@@ -114,9 +114,10 @@ export class Spool {
     this.deleteUpTo = this.db.prepare('DELETE FROM events WHERE seq <= ?')
     this.addDropped = this.db.prepare("UPDATE counters SET value = value + ? WHERE name = 'dropped'")
     this.readDropped = this.db.prepare("SELECT value FROM counters WHERE name = 'dropped'")
-    this.nextAgent = this.db.prepare('SELECT key_hash, contract, agent_id FROM events WHERE seq > ? ORDER BY seq LIMIT 1')
-    this.batchOf = this.db.prepare('SELECT seq, event_id, body FROM events WHERE key_hash = ? AND contract = ? ORDER BY seq LIMIT ?')
     this.deleteSeq = this.db.prepare('DELETE FROM events WHERE seq = ? RETURNING bytes')
+    this.batchAfter = this.db.prepare('SELECT seq, event_id, body FROM events WHERE key_hash = ? AND contract = ? AND seq > ? ORDER BY seq LIMIT ?')
+    this.agentList = this.db.prepare(
+      'SELECT key_hash, contract, MIN(agent_id) AS agent_id, MIN(seq) AS first FROM events GROUP BY key_hash, contract ORDER BY first')
     this.resync()
     this.appendTx = this.db.transaction((rows) => {
       for (const r of rows) this.insert.run(...r)
@@ -194,21 +195,16 @@ export class Spool {
     return { accepted: rows.length, dropped }
   }
 
-  /**
-   * The oldest spooled events of the agent whose events come first after `afterSeq` (so that one
-   * agent whose key is unknown does not stop the others): up to `limit` of them, oldest first.
-   * Undefined when no event is spooled after `afterSeq`.
-   */
-  nextBatch (limit: number, afterSeq = 0): SpoolBatch | undefined {
-    const head = this.nextAgent.get(afterSeq) as { key_hash: string, contract: SpoolContract, agent_id: string } | undefined
-    if (head === undefined) return undefined
-    const rows = this.batchOf.all(head.key_hash, head.contract, limit) as Array<{ seq: number, event_id: string, body: string }>
-    return {
-      keyHash: head.key_hash,
-      contract: head.contract,
-      agentId: head.agent_id,
-      events: rows.map((r) => ({ seq: r.seq, id: r.event_id, event: JSON.parse(r.body) as Record<string, unknown> }))
-    }
+  /** The agents (key hash and contract) with spooled events, the one with the oldest event first. */
+  agents (): Array<{ keyHash: string, contract: SpoolContract, agentId: string }> {
+    return (this.agentList.all() as Array<{ key_hash: string, contract: SpoolContract, agent_id: string }>)
+      .map((r) => ({ keyHash: r.key_hash, contract: r.contract, agentId: r.agent_id }))
+  }
+
+  /** Up to `limit` events of one agent and contract after `afterSeq`, oldest first. */
+  eventsOf (keyHash: string, contract: SpoolContract, limit: number, afterSeq = 0): SpooledEvent[] {
+    const rows = this.batchAfter.all(keyHash, contract, afterSeq, limit) as Array<{ seq: number, event_id: string, body: string }>
+    return rows.map((r) => ({ seq: r.seq, id: r.event_id, event: JSON.parse(r.body) as Record<string, unknown> }))
   }
 
   /** Deletes events the control plane accepted; returns how many were still spooled. */
