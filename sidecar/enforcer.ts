@@ -4,20 +4,10 @@
  * answered on localhost with the control plane's answer. Counters (rate limits) are the sidecar's
  * own; pass one long-lived store so that they survive config changes.
  */
-import type { ConfigResponse } from '../shared/contracts/v1.js'
+import { evaluateResponse, type ConfigResponse, type EvaluateResponse } from '../shared/contracts/v1.js'
 import {
-  agentInfoOf, buildInputV1, compilePolicySet, type AgentInfo, type Decision, type PolicyInput, type PolicySet, type PolicySetOptions
+  agentInfoOf, buildInputV1, compilePolicySet, type AgentInfo, type PolicyInput, type PolicySet, type PolicySetOptions
 } from '../shared/policy/index.js'
-
-/** The v1 /evaluate answer (interface.md 4.1), as the control plane gives it. */
-export interface V1Decision {
-  allowed: boolean
-  reason: string | null
-  policies_evaluated: Decision['policies_evaluated']
-  warnings: string[]
-  restrictions: Decision['restrictions']
-  context: unknown
-}
 
 export class Enforcer {
   readonly agent: AgentInfo
@@ -44,15 +34,7 @@ export class Enforcer {
   }
 
   /** Decides a v1 /evaluate body (already validated by the route's schema). */
-  evaluateV1 (body: Record<string, unknown>, now: number = Date.now()): V1Decision {
-    const d = this.set.evaluate(buildInputV1(body, this.agent, now))
-    return {
-      allowed: d.allowed,
-      reason: d.reason,
-      policies_evaluated: d.policies_evaluated,
-      warnings: d.warnings,
-      restrictions: d.restrictions,
-      context: body.context ?? {}
-    }
+  evaluateV1 (body: Record<string, unknown>, now: number = Date.now()): EvaluateResponse {
+    return evaluateResponse(this.set.evaluate(buildInputV1(body, this.agent, now)), body.context)
   }
 }

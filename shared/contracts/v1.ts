@@ -1,5 +1,6 @@
 /** The versioned REST contract (`/api/service/v1`), interface.md section 4.1. */
 import { Type, type Static } from '@sinclair/typebox'
+import type { Decision } from '../policy/policy-set.js'
 import {
   AGENT_TYPES, StringEnum, AgentId, AgentSettings, Capabilities, FreeObject, Hash, HealthValue, Metrics, ShortString, Timestamp
 } from './common.js'
@@ -87,6 +88,19 @@ export const EvaluateResponse = Type.Object({
   }),
   context: FreeObject
 })
+export type EvaluateResponse = Static<typeof EvaluateResponse>
+
+/** The v1 /evaluate answer of a decision: what the control plane and a sidecar both send. */
+export function evaluateResponse (d: Decision, context: unknown): EvaluateResponse {
+  return {
+    allowed: d.allowed,
+    reason: d.reason,
+    policies_evaluated: d.policies_evaluated,
+    warnings: d.warnings,
+    restrictions: d.restrictions,
+    context: (context ?? {}) as Record<string, unknown>
+  }
+}
 
 export const EventV1 = Type.Object({
   id: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'sender-chosen id; a repeated id is stored once' })),

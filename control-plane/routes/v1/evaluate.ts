@@ -1,6 +1,6 @@
 /** POST /api/service/v1/evaluate: allow or block an action. Always 200 for a decision. */
 import type { FastifyInstance } from 'fastify'
-import { EvaluateBody, EvaluateResponse } from '../../../shared/contracts/v1.js'
+import { EvaluateBody, EvaluateResponse, evaluateResponse } from '../../../shared/contracts/v1.js'
 import { errorResponses } from '../../../shared/contracts/common.js'
 import { buildInputV1 } from '../../../shared/policy/index.js'
 import { agentHook, agentOf, ensureOwnAgent } from '../../auth/agent-auth.js'
@@ -24,14 +24,7 @@ export async function evaluateRoute (app: FastifyInstance, { services }: RouteOp
       const body = req.body as EvaluateBody
       const d = ap.set.evaluate(buildInputV1(body as Record<string, unknown>, ap.info))
       metrics.decision('v1', d.allowed)
-      reply.send({
-        allowed: d.allowed,
-        reason: d.reason,
-        policies_evaluated: d.policies_evaluated,
-        warnings: d.warnings,
-        restrictions: d.restrictions,
-        context: body.context ?? {}
-      })
+      reply.send(evaluateResponse(d, body.context))
     }
     const withAgent = (agent: AgentRecord): void | Promise<void> => {
       ensureOwnAgent(agent, (req.body as EvaluateBody).agent_id)
