@@ -18,12 +18,10 @@ import { healthRoutes } from './health/routes.js'
 import { v1Routes } from './routes/v1/index.js'
 import { legacyRoutes } from './routes/legacy/index.js'
 import { ErrorResponse } from '../shared/contracts/common.js'
-import { ServiceError, codeForStatus, type ErrorBody } from '../shared/errors.js'
+import { ServiceError } from '../shared/errors.js'
+import { errorBody, useJsonBodies } from '../shared/http.js'
 import { SecretBox } from '../shared/secret-box.js'
 import type { Services } from './services.js'
-
-/** JSON bodies nested deeper than this are refused (400) before anything walks them. */
-export const MAX_BODY_DEPTH = 64
 
 export interface AppDeps {
   store?: Store
@@ -34,64 +32,6 @@ export interface AppDeps {
 export function openStore (config: ControlPlaneConfig): Store {
   if (config.databaseUrl.startsWith('sqlite:')) return new SqliteStore(config.databaseUrl.slice('sqlite:'.length))
   throw new Error('SERVICE_DATABASE_URL: PostgreSQL is not supported by this build yet; use sqlite:<path>')
-}
-
-/**
- * Deepest bracket nesting of a JSON text (brackets inside strings do not count); stops past `limit`.
- * Run on the raw body before parsing, so a hostile body costs one linear scan and nothing else.
- */
-export function jsonTextDepth (text: string, limit: number): number {
-  let depth = 0
-  let max = 0
-  let inString = false
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i)
-    if (inString) {
-      if (c === 92) i++ // backslash: skip the escaped character
-      else if (c === 34) inString = false
-    } else if (c === 34) {
-      inString = true
-    } else if (c === 123 || c === 91) {
-      if (++depth > max) {
-        max = depth
-        if (max > limit) return max
-      }
-    } else if (c === 125 || c === 93) {
-      depth--
-    }
-  }
-  return max
-}
-
-function errorBody (err: FastifyError): ErrorBody {
-  if (err instanceof ServiceError) return err.toBody()
-  if (err.validation !== undefined) {
-    const details = err.validation.map((v) => {
-      const missing = (v.params as { missingProperty?: string } | undefined)?.missingProperty
-      const path = missing === undefined ? v.instancePath : `${v.instancePath}/${missing}`
-      const allowed = (v.params as { allowedValues?: unknown[] } | undefined)?.allowedValues
-      const message = (v.message ?? 'is invalid') + (v.keyword === 'enum' && Array.isArray(allowed) ? `: ${allowed.join(', ')}` : '')
-      return { path: path === '' ? '/' : path, message }
-    })
-    const where = err.validationContext ?? 'request'
-    return { statusCode: 400, error: 'bad_request', message: `invalid ${where}: ${details.map((d) => `${d.path} ${d.message}`).join('; ')}`, details }
-  }
-  switch (err.code) {
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return { statusCode: 413, error: 'payload_too_large', message: 'request body is larger than 1 MiB' }
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return { statusCode: 415, error: 'unsupported_media_type', message: 'send application/json' }
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return { statusCode: 400, error: 'bad_request', message: 'the JSON body is empty' }
-  }
-  const status = err.statusCode ?? 500
-  if (status >= 400 && status < 500) {
-    if (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err instanceof SyntaxError) {
-      return { statusCode: 400, error: 'bad_request', message: `malformed JSON: ${err.message}`, details: [{ path: '/', message: err.message }] }
-    }
-    return { statusCode: status, error: codeForStatus(status), message: err.message }
-  }
-  return { statusCode: 500, error: 'internal', message: 'internal error' }
 }
 
 export async function buildApp (config: ControlPlaneConfig, deps: AppDeps = {}): Promise<FastifyInstance> {
@@ -147,22 +87,7 @@ export async function buildApp (config: ControlPlaneConfig, deps: AppDeps = {}):
   app.setNotFoundHandler((req, reply) => {
     reply.code(404).send({ statusCode: 404, error: 'not_found', message: `no route ${req.method} ${req.url.split('?')[0] ?? ''}` })
   })
-  // An empty body is no body (POST /deregister takes none); any other body must be valid JSON.
-  const parseJson = app.getDefaultJsonParser('error', 'error')
-  // Bodies are JSON only: anything else is 415, text/plain included.
-  app.removeContentTypeParser('text/plain')
-  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: config.bodyLimit }, (req, body, done) => {
-    const text = typeof body === 'string' ? body : body.toString('utf8')
-    if (text.trim() === '') {
-      done(null, undefined)
-      return
-    }
-    if (jsonTextDepth(text, MAX_BODY_DEPTH) > MAX_BODY_DEPTH) {
-      done(new ServiceError('bad_request', `JSON nested deeper than ${MAX_BODY_DEPTH} levels`), undefined)
-      return
-    }
-    parseJson(req, text, done)
-  })
+  useJsonBodies(app, config.bodyLimit)
   app.addHook('onResponse', (req, reply, done) => {
     const seconds = reply.elapsedTime / 1000
     metrics.observe(req.method, req.routeOptions.url ?? 'unmatched', reply.statusCode, seconds)

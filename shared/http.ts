@@ -1,0 +1,86 @@
+/**
+ * What both HTTP servers (the control plane and the sidecar) do alike: JSON bodies only, refused
+ * before parsing when nested too deep, and every error rendered as the catalogue's body
+ * (decisions.md, "Errors").
+ */
+import type { FastifyError, FastifyInstance } from 'fastify'
+import { ServiceError, codeForStatus, type ErrorBody } from './errors.js'
+
+/** JSON bodies nested deeper than this are refused (400) before anything walks them. */
+export const MAX_BODY_DEPTH = 64
+
+/**
+ * Deepest bracket nesting of a JSON text (brackets inside strings do not count); stops past `limit`.
+ * Run on the raw body before parsing, so a hostile body costs one linear scan and nothing else.
+ */
+export function jsonTextDepth (text: string, limit: number): number {
+  let depth = 0
+  let max = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (inString) {
+      if (c === 92) i++ // backslash: skip the escaped character
+      else if (c === 34) inString = false
+    } else if (c === 34) {
+      inString = true
+    } else if (c === 123 || c === 91) {
+      if (++depth > max) {
+        max = depth
+        if (max > limit) return max
+      }
+    } else if (c === 125 || c === 93) {
+      depth--
+    }
+  }
+  return max
+}
+
+export function errorBody (err: FastifyError): ErrorBody {
+  if (err instanceof ServiceError) return err.toBody()
+  if (err.validation !== undefined) {
+    const details = err.validation.map((v) => {
+      const missing = (v.params as { missingProperty?: string } | undefined)?.missingProperty
+      const path = missing === undefined ? v.instancePath : `${v.instancePath}/${missing}`
+      const allowed = (v.params as { allowedValues?: unknown[] } | undefined)?.allowedValues
+      const message = (v.message ?? 'is invalid') + (v.keyword === 'enum' && Array.isArray(allowed) ? `: ${allowed.join(', ')}` : '')
+      return { path: path === '' ? '/' : path, message }
+    })
+    const where = err.validationContext ?? 'request'
+    return { statusCode: 400, error: 'bad_request', message: `invalid ${where}: ${details.map((d) => `${d.path} ${d.message}`).join('; ')}`, details }
+  }
+  switch (err.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return { statusCode: 413, error: 'payload_too_large', message: 'request body is larger than 1 MiB' }
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return { statusCode: 415, error: 'unsupported_media_type', message: 'send application/json' }
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return { statusCode: 400, error: 'bad_request', message: 'the JSON body is empty' }
+  }
+  const status = err.statusCode ?? 500
+  if (status >= 400 && status < 500) {
+    if (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err instanceof SyntaxError) {
+      return { statusCode: 400, error: 'bad_request', message: `malformed JSON: ${err.message}`, details: [{ path: '/', message: err.message }] }
+    }
+    return { statusCode: status, error: codeForStatus(status), message: err.message }
+  }
+  return { statusCode: 500, error: 'internal', message: 'internal error' }
+}
+
+/** JSON request bodies only (415 otherwise): an empty body is no body; nesting over MAX_BODY_DEPTH is 400. */
+export function useJsonBodies (app: FastifyInstance, bodyLimit: number): void {
+  const parseJson = app.getDefaultJsonParser('error', 'error')
+  app.removeContentTypeParser('text/plain')
+  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit }, (req, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8')
+    if (text.trim() === '') {
+      done(null, undefined)
+      return
+    }
+    if (jsonTextDepth(text, MAX_BODY_DEPTH) > MAX_BODY_DEPTH) {
+      done(new ServiceError('bad_request', `JSON nested deeper than ${MAX_BODY_DEPTH} levels`), undefined)
+      return
+    }
+    parseJson(req, text, done)
+  })
+}
