@@ -11,6 +11,7 @@ Usage: agentgov <command> [options]
 
 Commands:
   control-plane          start the control plane (see agentgov control-plane --help)
+  sidecar                start a sidecar beside an agent (see agentgov sidecar --help)
   admin ...              tenants, tokens, policies, secrets, agents (see agentgov admin --help)
   policy validate FILE   check a JSON file of policies; prints every error with its config path
   policy compile FILE    print the JSON-logic each policy of FILE compiles to
@@ -50,6 +51,10 @@ export async function main (argv: string[], out: NodeJS.WritableStream = process
     if (command === 'control-plane') {
       const { controlPlaneCommand } = await import('../../control-plane/main.js')
       return await controlPlaneCommand(rest, out, err)
+    }
+    if (command === 'sidecar') {
+      const { sidecarCommand } = await import('../../sidecar/main.js')
+      return await sidecarCommand(rest, out, err)
     }
     if (command === 'admin') {
       const { adminCommand } = await import('../../control-plane/cli/admin.js')

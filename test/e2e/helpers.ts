@@ -35,3 +35,26 @@ export async function startControlPlane (args: string[], env: Record<string, str
     void exited.then((code) => reject(new Error(`control plane exited (${code}) before listening:\n${text}`)))
   })
 }
+
+/** Spawns `agentgov sidecar --port 0 ...` and waits until it prints its address. */
+export async function startSidecar (args: string[], env: Record<string, string> = {}): Promise<Omit<Proc, 'token'>> {
+  const child = spawn(process.execPath, [BIN, 'sidecar', '--port', '0', ...args], {
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  let text = ''
+  child.stdout?.on('data', (c: Buffer) => { text += c.toString() })
+  child.stderr?.on('data', (c: Buffer) => { text += c.toString() })
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+  return await new Promise((resolve, reject) => {
+    const check = (): void => {
+      const url = /sidecar listening on (http:\/\/\S+)/.exec(text)?.[1]
+      if (url !== undefined) {
+        child.stdout?.off('data', check)
+        resolve({ child, url, out: () => text, exited })
+      }
+    }
+    child.stdout?.on('data', check)
+    void exited.then((code) => reject(new Error(`sidecar exited (${code}) before listening:\n${text}`)))
+  })
+}

@@ -1,0 +1,253 @@
+/**
+ * buildSidecar(config): the sidecar's fastify instance (not listening; main.ts listens). It serves the
+ * v1 agent surface on localhost (design.md, "The sidecar's promises"):
+ * - POST /register, GET /secrets, POST /deregister: forwarded to the control plane as they are; the
+ *   sidecar learns a registered agent's key (in memory only) and fetches its config;
+ * - GET /config/{agent_id}: from the config cache (refreshed when stale, the last good one kept);
+ * - POST /evaluate: decided here, with the policy set compiled from the cached config; with no config
+ *   and no control plane it fails open (or closed, with SERVICE_FAIL_OPEN=false);
+ * - POST /events: written to the spool before the 202; the flusher sends them on;
+ * - POST /heartbeat: forwarded; a `config_changed` answer refreshes the config at once.
+ * A key the sidecar has not seen is verified once against the control plane (GET /config with it)
+ * and then remembered by hash.
+ */
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
+import { randomUUID } from 'node:crypto'
+import { join } from 'node:path'
+import type { SidecarConfig } from './config.js'
+import { ConfigCache, type CachedConfig } from './config-cache.js'
+import { Spool } from './spool.js'
+import { Upstream, type UpstreamResponse } from './upstream.js'
+import { EventFlusher } from './event-flusher.js'
+import { errorBody, useJsonBodies } from '../shared/http.js'
+import { ServiceError, forbidden, unauthorized, unavailable } from '../shared/errors.js'
+import { hashKey, keyKind } from '../shared/keys.js'
+import { MemoryRateCounters } from '../shared/policy/index.js'
+import { eventsBody, type ConfigResponse } from '../shared/contracts/v1.js'
+
+interface KnownKey {
+  key: string
+  agentId: string
+}
+
+export interface SidecarState {
+  cache: ConfigCache
+  spool: Spool
+  upstream: Upstream
+  flusher: EventFlusher
+  /** Keys seen and verified, by hash (memory only). */
+  keys: Map<string, KnownKey>
+}
+
+export async function buildSidecar (config: SidecarConfig): Promise<FastifyInstance> {
+  const names = { key: `x-${config.apiName}-key`, bootstrap: `x-${config.apiName}-bootstrap` }
+  const cpBase = `/api/${config.apiName}/v1`
+  const app = Fastify({
+    logger: { level: config.logLevel, redact: [`req.headers["${names.key}"]`, `req.headers["${names.bootstrap}"]`, 'req.headers.authorization'] },
+    bodyLimit: 1024 * 1024,
+    forceCloseConnections: 'idle'
+  })
+  const upstream = new Upstream(config.controlPlaneUrl, {
+    connectTimeoutMs: config.connectTimeoutMs,
+    requestTimeoutMs: config.requestTimeoutMs,
+    failureThreshold: config.breakerFailures,
+    openMs: config.breakerOpenMs
+  })
+  const rates = new MemoryRateCounters()
+  const cache = new ConfigCache(join(config.dataDir, 'configs'), {
+    policySet: { rates },
+    onBadFile: (file, err) => app.log.warn({ file, err: err.message }, 'a saved config cannot be read; skipped')
+  })
+  const spool = new Spool(join(config.dataDir, 'spool.db'), { maxEvents: config.spoolMaxEvents, maxBytes: config.spoolMaxBytes })
+  const keys = new Map<string, KnownKey>()
+  const flusher = new EventFlusher(spool, upstream, (h) => keys.get(h)?.key, {
+    apiName: config.apiName,
+    onProblem: (message) => app.log.warn(message)
+  })
+  const state: SidecarState = { cache, spool, upstream, flusher, keys }
+  app.decorate('sidecar', state)
+  cache.loadPersisted()
+
+  app.setErrorHandler((err: FastifyError, req, reply) => {
+    const body = errorBody(err)
+    if (body.statusCode >= 500) req.log.error({ err }, 'request failed')
+    if (err instanceof ServiceError && err.retryAfter !== undefined) reply.header('retry-after', String(err.retryAfter))
+    reply.code(body.statusCode).send(body)
+  })
+  useJsonBodies(app, 1024 * 1024)
+
+  /** Relays a control-plane answer as it is. */
+  const relay = (reply: FastifyReply, res: UpstreamResponse): FastifyReply => {
+    reply.code(res.status)
+    const retry = res.headers['retry-after']
+    if (typeof retry === 'string') reply.header('retry-after', retry)
+    return res.json === undefined ? reply.send() : reply.send(res.json)
+  }
+  const unreachable = (err: unknown): ServiceError =>
+    unavailable(`control plane unreachable: ${err instanceof Error ? err.message : String(err)}`, 5)
+
+  /** Fetches and caches an agent's config with its key; returns the cache entry, or the control plane's refusal. */
+  const fetchConfig = async (key: string, agentId: string): Promise<CachedConfig | UpstreamResponse> => {
+    const res = await upstream.request({ method: 'GET', path: `${cpBase}/config/${encodeURIComponent(agentId)}`, headers: { [names.key]: key } })
+    if (res.status !== 200) return res
+    const keyHash = hashKey(key)
+    keys.set(keyHash, { key, agentId })
+    return cache.put(keyHash, res.json as ConfigResponse)
+  }
+
+  /** The calling agent: its key checked (here if seen, else by the control plane), and its config. */
+  const agentOf = async (req: FastifyRequest, agentId: string | undefined): Promise<{ keyHash: string, key: string, agentId: string, entry: CachedConfig | undefined }> => {
+    const raw = req.headers[names.key]
+    const key = typeof raw === 'string' ? raw.trim() : ''
+    if (key === '') throw unauthorized('missing API key')
+    if (keyKind(key) !== 'agentV1') throw unauthorized('malformed API key')
+    const keyHash = hashKey(key)
+    const known = keys.get(keyHash)
+    const entry = cache.get(keyHash)
+    if (known !== undefined) {
+      if (agentId !== undefined && agentId !== known.agentId) throw forbidden('agent_id does not match the authenticated agent')
+      return { keyHash, key, agentId: known.agentId, entry }
+    }
+    const claimed = agentId ?? entry?.config.agent_id
+    if (claimed === undefined) throw unauthorized('unknown API key')
+    try {
+      const fetched = await fetchConfig(key, claimed)
+      if ('enforcer' in fetched) return { keyHash, key, agentId: claimed, entry: fetched }
+      const message = (fetched.json as { message?: unknown } | undefined)?.message
+      throw new ServiceError(fetched.status === 403 ? 'forbidden' : 'unauthorized', typeof message === 'string' ? message : 'refused by the control plane')
+    } catch (err) {
+      if (err instanceof ServiceError) throw err
+      // The control plane is unreachable: a key whose config was saved before is taken as it was.
+      if (entry !== undefined && (agentId === undefined || agentId === entry.config.agent_id)) {
+        keys.set(keyHash, { key, agentId: entry.config.agent_id })
+        return { keyHash, key, agentId: entry.config.agent_id, entry }
+      }
+      return { keyHash, key, agentId: claimed, entry: undefined }
+    }
+  }
+
+  /** Refreshes a stale config in the background (the stale one is enforced meanwhile). */
+  const refreshing = new Set<string>()
+  const refreshSoon = (keyHash: string, key: string, agentId: string): void => {
+    if (refreshing.has(keyHash)) return
+    refreshing.add(keyHash)
+    fetchConfig(key, agentId).then((r) => {
+      if (!('enforcer' in r) && (r.status === 401 || r.status === 403)) {
+        keys.delete(keyHash)
+        cache.delete(keyHash)
+      }
+    }, (err: unknown) => app.log.debug({ err }, 'config refresh failed; the cached config stays'))
+      .finally(() => refreshing.delete(keyHash))
+  }
+
+  await app.register(async (v1) => {
+    v1.post('/register', async (req, reply) => {
+      const bootstrap = req.headers[names.bootstrap]
+      let res: UpstreamResponse
+      try {
+        res = await upstream.request({ method: 'POST', path: `${cpBase}/register`, headers: typeof bootstrap === 'string' ? { [names.bootstrap]: bootstrap } : {}, body: req.body ?? {} })
+      } catch (err) {
+        throw unreachable(err)
+      }
+      const body = res.json as { agent_id?: string, api_key?: string } | undefined
+      if (res.status === 201 && typeof body?.api_key === 'string' && typeof body.agent_id === 'string') {
+        try {
+          await fetchConfig(body.api_key, body.agent_id)
+        } catch (err) {
+          req.log.warn({ err }, 'registered, but the config could not be fetched yet')
+          keys.set(hashKey(body.api_key), { key: body.api_key, agentId: body.agent_id })
+        }
+      }
+      return relay(reply, res)
+    })
+
+    v1.get('/config/:agent_id', async (req) => {
+      const a = await agentOf(req, (req.params as { agent_id: string }).agent_id)
+      if (a.entry === undefined) throw unreachable('no config is cached for this agent')
+      if (cache.isStale(a.entry)) refreshSoon(a.keyHash, a.key, a.agentId)
+      return a.entry.config
+    })
+
+    v1.post('/evaluate', async (req) => {
+      const body = (req.body ?? {}) as Record<string, unknown>
+      const a = await agentOf(req, typeof body.agent_id === 'string' ? body.agent_id : undefined)
+      if (a.entry === undefined) {
+        const cause = 'no policy config: the control plane is unreachable and none was saved'
+        return config.failOpen
+          ? { allowed: true, reason: null, policies_evaluated: [], warnings: [`fail-open: ${cause}`], restrictions: {}, context: body.context ?? {} }
+          : { allowed: false, reason: `fail-closed: ${cause}`, policies_evaluated: [], warnings: [], restrictions: {}, context: body.context ?? {} }
+      }
+      if (cache.isStale(a.entry)) refreshSoon(a.keyHash, a.key, a.agentId)
+      return a.entry.enforcer.evaluateV1(body)
+    })
+
+    v1.post('/events', { schema: { body: eventsBody(1000) } }, async (req, reply) => {
+      const body = req.body as { agent_id: string, events: Array<Record<string, unknown>> }
+      const a = await agentOf(req, body.agent_id)
+      const result = spool.append(a.keyHash, 'v1', a.agentId, body.events)
+      if (spool.status().depth >= 100) flusher.nudge()
+      return reply.code(202).send({ accepted: result.accepted, batch_id: `batch_${randomUUID()}` })
+    })
+
+    v1.post('/heartbeat', async (req, reply) => {
+      const body = (req.body ?? {}) as Record<string, unknown>
+      const a = await agentOf(req, typeof body.agent_id === 'string' ? body.agent_id : undefined)
+      try {
+        const res = await upstream.request({ method: 'POST', path: `${cpBase}/heartbeat`, headers: { [names.key]: a.key }, body })
+        if ((res.json as { config_changed?: unknown } | undefined)?.config_changed === true) refreshSoon(a.keyHash, a.key, a.agentId)
+        return relay(reply, res)
+      } catch {
+        // The control plane is away: the agent's heartbeat is acknowledged here.
+        return reply.code(202).send({ acknowledged: true, config_changed: false, next_heartbeat_seconds: a.entry?.config.config.heartbeat_interval_seconds ?? 60 })
+      }
+    })
+
+    const forward = async (req: FastifyRequest, reply: FastifyReply, method: 'GET' | 'POST', path: string, agentId: string | undefined): Promise<FastifyReply> => {
+      const a = await agentOf(req, agentId)
+      try {
+        const res = await upstream.request({ method, path: `${cpBase}${path}`, headers: { [names.key]: a.key }, ...(method === 'POST' ? { body: req.body ?? {} } : {}) })
+        if (path === '/deregister' && res.status === 204) {
+          keys.delete(a.keyHash)
+          cache.delete(a.keyHash)
+        }
+        return relay(reply, res)
+      } catch (err) {
+        throw unreachable(err)
+      }
+    }
+    v1.get('/secrets', async (req, reply) => await forward(req, reply, 'GET', '/secrets', undefined))
+    v1.get('/secrets/:agent_id', async (req, reply) => {
+      const id = (req.params as { agent_id: string }).agent_id
+      return await forward(req, reply, 'GET', `/secrets/${encodeURIComponent(id)}`, id)
+    })
+    v1.post('/deregister', async (req, reply) => await forward(req, reply, 'POST', '/deregister', undefined))
+  }, { prefix: cpBase })
+
+  app.get('/healthz', async () => ({ status: 'ok' }))
+  app.get('/readyz', async (_req, reply) => {
+    const missing = [...keys.keys()].filter((h) => cache.get(h) === undefined).length
+    const body = { ready: missing === 0, agents: keys.size, without_config: missing, spool: spool.status(), upstream: upstream.status() }
+    return reply.code(missing === 0 ? 200 : 503).send(body)
+  })
+
+  app.addHook('onReady', async () => {
+    if (config.agentKey !== null) {
+      // An injected key: its agent id comes from a saved config, or from the control plane's answer.
+      const saved = cache.get(hashKey(config.agentKey))
+      if (saved !== undefined) keys.set(hashKey(config.agentKey), { key: config.agentKey, agentId: saved.config.agent_id })
+    }
+    flusher.start()
+  })
+  app.addHook('onClose', async () => {
+    await flusher.stop()
+    await upstream.close()
+    spool.close()
+  })
+  return app
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    sidecar: SidecarState
+  }
+}

@@ -1,0 +1,139 @@
+/**
+ * The sidecar with real processes (issue 4): the v1 lifecycle through the sidecar matching the control
+ * plane's answers; with the control plane killed, cached policies are still enforced and events still
+ * accepted, and once it is back every acknowledged event is stored exactly once; with no config and no
+ * control plane it fails open, or closed with SERVICE_FAIL_OPEN=false.
+ */
+import t, { type Test } from 'tap'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
+import { BIN, startControlPlane, startSidecar, type Proc } from './helpers.js'
+
+const TENANT = '00000000-0000-0000-0000-000000000001'
+
+function tempDir (t: Test): string {
+  const d = mkdtempSync(join(tmpdir(), 'agentgov-e2e-sidecar-'))
+  t.teardown(() => rmSync(d, { recursive: true, force: true }))
+  return d
+}
+
+async function post (url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number, json: Record<string, unknown> }> {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) })
+  const text = await res.text()
+  return { status: res.status, json: text === '' ? {} : JSON.parse(text) as Record<string, unknown> }
+}
+
+async function kill (p: Pick<Proc, 'child' | 'exited'>, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+  if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill(signal)
+  await p.exited
+}
+
+function storedEventIds (dbFile: string): string[] {
+  const db = new Database(dbFile, { readonly: true })
+  try {
+    return (db.prepare('SELECT client_event_id AS id FROM events WHERE client_event_id IS NOT NULL ORDER BY client_event_id').all() as Array<{ id: string }>).map((r) => r.id)
+  } finally {
+    db.close()
+  }
+}
+
+const event = (n: number): Record<string, unknown> =>
+  ({ id: `ev-${String(n).padStart(4, '0')}`, type: 'tool.invoked', category: 'telemetry', timestamp: new Date().toISOString(), payload: { n } })
+
+t.test('v1 through the sidecar; the control plane killed and brought back: policies enforced, events stored once', async (t) => {
+  const dir = tempDir(t)
+  const cpDir = join(dir, 'cp')
+  const env = { SERVICE_BOOTSTRAP_SECRET: 'e2e-bootstrap-secret-0123456789' }
+  let cp = await startControlPlane(['--data-dir', cpDir], env)
+  t.teardown(() => kill(cp))
+  const cpPort = new URL(cp.url).port
+  writeFileSync(join(dir, 'policies.json'), JSON.stringify([{ name: 'tools', type: 'tool_permission', config: { allowed_tools: ['search'] } }]))
+  const applied = spawnSync(process.execPath, [BIN, 'admin', 'policy', 'apply', '--tenant', TENANT, '--file', join(dir, 'policies.json'), '--data-dir', cpDir], { encoding: 'utf8', env: { ...process.env, ...env } })
+  t.equal(applied.status, 0, applied.stderr)
+
+  const sc = await startSidecar(['--data-dir', join(dir, 'sidecar')], { SERVICE_CONTROL_PLANE_URL: cp.url, SERVICE_REQUEST_TIMEOUT_MS: '1000', SERVICE_CONNECT_TIMEOUT_MS: '500' })
+  t.teardown(() => kill(sc))
+  const api = `${sc.url}/api/service/v1`
+  const reg = await post(`${api}/register`, { agent_type: 'custom', agent_id: 'side-bot' }, { 'x-service-bootstrap': cp.token })
+  t.equal(reg.status, 201, 'register is forwarded')
+  const key = reg.json.api_key as string
+  t.match(key, /^sk_agent_/)
+  const headers = { 'x-service-key': key }
+
+  const config = await (await fetch(`${api}/config/side-bot`, { headers })).json() as { policies: Array<{ name: string }>, config_hash: string }
+  const direct = await (await fetch(`${cp.url}/api/service/v1/config/side-bot`, { headers })).json() as { config_hash: string }
+  t.equal(config.config_hash, direct.config_hash, 'the sidecar serves the control plane\'s config')
+  const bodies = [
+    { agent_id: 'side-bot', action: 'tool_call', context: { tool: 'search' } },
+    { agent_id: 'side-bot', action: 'tool_call', context: { tool: 'shell' } }
+  ]
+  for (const body of bodies) {
+    const local = await post(`${api}/evaluate`, body, headers)
+    const remote = await post(`${cp.url}/api/service/v1/evaluate`, body, headers)
+    t.strictSame(local, remote, `evaluate ${body.context.tool}: the sidecar answers as the control plane`)
+  }
+  t.equal((await post(`${api}/evaluate`, { ...bodies[0], agent_id: 'someone-else' }, headers)).status, 403, 'another agent id: 403')
+  t.equal((await post(`${api}/evaluate`, bodies[0], { 'x-service-key': 'sk_agent_' + 'Z'.repeat(43) })).status, 401, 'an unknown key: 401')
+
+  const first = await post(`${api}/events`, { agent_id: 'side-bot', events: [event(1), event(2)] }, headers)
+  t.equal(first.status, 202)
+  t.equal(first.json.accepted, 2)
+  const hb = await post(`${api}/heartbeat`, { agent_id: 'side-bot', status: 'healthy', config_hash: config.config_hash }, headers)
+  t.equal(hb.status, 202, 'heartbeat forwarded')
+  t.equal(hb.json.config_changed, false)
+
+  await kill(cp)
+  const blocked = await post(`${api}/evaluate`, bodies[1], headers)
+  t.equal(blocked.json.allowed, false, 'control plane down: the cached policy still blocks')
+  t.equal((await post(`${api}/evaluate`, bodies[0], headers)).json.allowed, true, 'and allows')
+  const during = await post(`${api}/events`, { agent_id: 'side-bot', events: [event(3), event(4), event(5)] }, headers)
+  t.equal(during.status, 202, 'events are still accepted')
+  const hbDown = await post(`${api}/heartbeat`, { agent_id: 'side-bot', status: 'healthy' }, headers)
+  t.equal(hbDown.status, 202, 'a heartbeat is acknowledged locally')
+
+  cp = await startControlPlane(['--data-dir', cpDir, '--port', cpPort], env)
+  const dbFile = join(cpDir, 'agentgov.db')
+  const want = ['ev-0001', 'ev-0002', 'ev-0003', 'ev-0004', 'ev-0005']
+  let stored: string[] = []
+  for (let i = 0; i < 150; i++) {
+    stored = storedEventIds(dbFile)
+    if (stored.length >= want.length) break
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+  t.strictSame(stored, want, 'every acknowledged event stored exactly once after the control plane came back')
+
+  const gone = await post(`${api}/deregister`, {}, headers)
+  t.equal(gone.status, 204, 'deregister forwarded')
+  t.equal((await post(`${api}/evaluate`, bodies[0], headers)).status, 401, 'the key no longer works through the sidecar')
+})
+
+t.test('no config and no control plane: fail open by default, fail closed with SERVICE_FAIL_OPEN=false', async (t) => {
+  const dir = tempDir(t)
+  const body = { agent_id: 'ghost', action: 'tool_call', context: { tool: 'search' } }
+  const headers = { 'x-service-key': 'sk_agent_' + 'Q'.repeat(43) }
+  for (const [failOpen, allowed] of [['true', true], ['false', false]] as const) {
+    const sc = await startSidecar(['--data-dir', join(dir, failOpen)], { SERVICE_CONTROL_PLANE_URL: 'http://127.0.0.1:9', SERVICE_FAIL_OPEN: failOpen, SERVICE_CONNECT_TIMEOUT_MS: '300' })
+    t.teardown(() => kill(sc))
+    const res = await post(`${sc.url}/api/service/v1/evaluate`, body, headers)
+    t.equal(res.status, 200)
+    t.equal(res.json.allowed, allowed, `SERVICE_FAIL_OPEN=${failOpen}`)
+    if (allowed) t.match((res.json.warnings as string[])[0], /fail-open: no policy config: the control plane is unreachable/)
+    else t.match(res.json.reason, /fail-closed: no policy config/)
+    await kill(sc, 'SIGTERM')
+    t.equal(await sc.exited, 0, 'SIGTERM: exit 0')
+  }
+})
+
+t.test('agentgov sidecar: --help documents every variable; a missing control plane URL stops it with exit 2', async (t) => {
+  const help = spawnSync(process.execPath, [BIN, 'sidecar', '--help'], { encoding: 'utf8' })
+  t.equal(help.status, 0)
+  for (const v of ['SERVICE_CONTROL_PLANE_URL', 'SERVICE_AGENT_KEY', 'SERVICE_FAIL_OPEN', 'SERVICE_SIDECAR_DATA_DIR']) t.match(help.stdout, v)
+  const env = { ...process.env }
+  delete env.SERVICE_CONTROL_PLANE_URL
+  const bad = spawnSync(process.execPath, [BIN, 'sidecar'], { encoding: 'utf8', env })
+  t.equal(bad.status, 2)
+  t.match(bad.stderr, /SERVICE_CONTROL_PLANE_URL: is required/)
+})
