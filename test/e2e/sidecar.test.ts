@@ -110,6 +110,48 @@ t.test('v1 through the sidecar; the control plane killed and brought back: polic
   t.equal((await post(`${api}/evaluate`, bodies[0], headers)).status, 401, 'the key no longer works through the sidecar')
 })
 
+t.test('the sidecar killed with events spooled and the control plane down, both restarted: the saved config is enforced at once, every event stored once', async (t) => {
+  const dir = tempDir(t)
+  const cpDir = join(dir, 'cp')
+  const scDir = join(dir, 'sidecar')
+  const env = { SERVICE_BOOTSTRAP_SECRET: 'e2e-bootstrap-secret-0123456789' }
+  let cp = await startControlPlane(['--data-dir', cpDir], env)
+  t.teardown(() => kill(cp))
+  const cpPort = new URL(cp.url).port
+  writeFileSync(join(dir, 'policies.json'), JSON.stringify([{ name: 'tools', type: 'tool_permission', config: { denied_tools: ['shell'] } }]))
+  t.equal(spawnSync(process.execPath, [BIN, 'admin', 'policy', 'apply', '--tenant', TENANT, '--file', join(dir, 'policies.json'), '--data-dir', cpDir], { env: { ...process.env, ...env } }).status, 0)
+  const scEnv = { SERVICE_CONTROL_PLANE_URL: cp.url, SERVICE_REQUEST_TIMEOUT_MS: '1000', SERVICE_CONNECT_TIMEOUT_MS: '500' }
+  let sc = await startSidecar(['--data-dir', scDir], scEnv)
+  t.teardown(() => kill(sc))
+  let api = `${sc.url}/api/service/v1`
+  const reg = await post(`${api}/register`, { agent_type: 'custom', agent_id: 'crash-bot' }, { 'x-service-bootstrap': cp.token })
+  const headers = { 'x-service-key': reg.json.api_key as string }
+  const shell = { agent_id: 'crash-bot', action: 'tool_call', context: { tool: 'shell' } }
+  t.equal((await post(`${api}/evaluate`, shell, headers)).json.allowed, false, 'the policy is enforced')
+
+  await kill(cp)
+  const acked = await post(`${api}/events`, { agent_id: 'crash-bot', events: [event(10), event(11), event(12)] }, headers)
+  t.equal(acked.status, 202, 'events acknowledged while the control plane is down')
+  await kill(sc)
+
+  sc = await startSidecar(['--data-dir', scDir], scEnv)
+  api = `${sc.url}/api/service/v1`
+  const before = await post(`${api}/evaluate`, shell, headers)
+  t.equal(before.status, 200)
+  t.equal(before.json.allowed, false, 'after the restart, the saved config is enforced before the control plane answers')
+  t.equal(before.json.reason, 'tools: tool "shell" is denied')
+
+  cp = await startControlPlane(['--data-dir', cpDir, '--port', cpPort], env)
+  const want = ['ev-0010', 'ev-0011', 'ev-0012']
+  let stored: string[] = []
+  for (let i = 0; i < 150; i++) {
+    stored = storedEventIds(join(cpDir, 'agentgov.db'))
+    if (stored.length >= want.length) break
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+  t.strictSame(stored, want, 'the spooled events reached the control plane, each once')
+})
+
 t.test('no config and no control plane: fail open by default, fail closed with SERVICE_FAIL_OPEN=false', async (t) => {
   const dir = tempDir(t)
   const body = { agent_id: 'ghost', action: 'tool_call', context: { tool: 'search' } }
