@@ -23,7 +23,7 @@ import { errorBody, useJsonBodies } from '../shared/http.js'
 import { ServiceError, forbidden, unauthorized, unavailable } from '../shared/errors.js'
 import { hashKey, keyKind } from '../shared/keys.js'
 import { MemoryRateCounters } from '../shared/policy/index.js'
-import { eventsBody, type ConfigResponse } from '../shared/contracts/v1.js'
+import { EvaluateBody, HeartbeatBody, eventsBody, type ConfigResponse } from '../shared/contracts/v1.js'
 
 interface KnownKey {
   key: string
@@ -168,7 +168,7 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
       return a.entry.config
     })
 
-    v1.post('/evaluate', async (req) => {
+    v1.post('/evaluate', { schema: { body: EvaluateBody } }, async (req) => {
       const body = (req.body ?? {}) as Record<string, unknown>
       const a = await agentOf(req, typeof body.agent_id === 'string' ? body.agent_id : undefined)
       if (a.entry === undefined) {
@@ -189,7 +189,7 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
       return reply.code(202).send({ accepted: result.accepted, batch_id: `batch_${randomUUID()}` })
     })
 
-    v1.post('/heartbeat', async (req, reply) => {
+    v1.post('/heartbeat', { schema: { body: HeartbeatBody } }, async (req, reply) => {
       const body = (req.body ?? {}) as Record<string, unknown>
       const a = await agentOf(req, typeof body.agent_id === 'string' ? body.agent_id : undefined)
       try {

@@ -179,3 +179,23 @@ t.test('agentgov sidecar: --help documents every variable; a missing control pla
   t.equal(bad.status, 2)
   t.match(bad.stderr, /SERVICE_CONTROL_PLANE_URL: is required/)
 })
+
+t.test('bad input to the sidecar gets the control plane\'s 400 body, before any key or config is looked at', async (t) => {
+  const dir = tempDir(t)
+  const sc = await startSidecar(['--data-dir', dir], { SERVICE_CONTROL_PLANE_URL: 'http://127.0.0.1:9', SERVICE_CONNECT_TIMEOUT_MS: '300' })
+  t.teardown(() => kill(sc))
+  const api = `${sc.url}/api/service/v1`
+  const headers = { 'x-service-key': 'sk_agent_' + 'Q'.repeat(43) }
+  const noAction = await post(`${api}/evaluate`, { agent_id: 'x' }, headers)
+  t.equal(noAction.status, 400)
+  t.equal(noAction.json.error, 'bad_request')
+  const badEvent = await post(`${api}/events`, { agent_id: 'x', events: [{ type: 't', category: 'nope', timestamp: new Date().toISOString() }] }, headers)
+  t.equal(badEvent.status, 400)
+  t.match(JSON.stringify(badEvent.json.details), /events\/0\/category/)
+  const badHeartbeat = await post(`${api}/heartbeat`, { agent_id: 'x', status: 'fine' }, headers)
+  t.equal(badHeartbeat.status, 400)
+  const notJson = await fetch(`${api}/evaluate`, { method: 'POST', headers: { 'content-type': 'text/plain', ...headers }, body: 'hello' })
+  t.equal(notJson.status, 415)
+  const noKey = await post(`${api}/evaluate`, { agent_id: 'x', action: 'chat' })
+  t.equal(noKey.status, 401)
+})
