@@ -19,6 +19,7 @@ import { ConfigCache, type CachedConfig } from './config-cache.js'
 import { Spool } from './spool.js'
 import { Upstream, type UpstreamResponse } from './upstream.js'
 import { EventFlusher } from './event-flusher.js'
+import { DecisionLog } from './decision-log.js'
 import { errorBody, useJsonBodies } from '../shared/http.js'
 import { ServiceError, forbidden, unauthorized, unavailable } from '../shared/errors.js'
 import { hashKey, keyKind } from '../shared/keys.js'
@@ -37,6 +38,7 @@ export interface SidecarState {
   flusher: EventFlusher
   /** Keys seen and verified, by hash (memory only). */
   keys: Map<string, KnownKey>
+  decisions: DecisionLog
 }
 
 export async function buildSidecar (config: SidecarConfig): Promise<FastifyInstance> {
@@ -64,7 +66,8 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
     apiName: config.apiName,
     onProblem: (message) => app.log.warn(message)
   })
-  const state: SidecarState = { cache, spool, upstream, flusher, keys }
+  const decisions = new DecisionLog(spool)
+  const state: SidecarState = { cache, spool, upstream, flusher, keys, decisions }
   app.decorate('sidecar', state)
   cache.loadPersisted()
 
@@ -178,7 +181,9 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
           : { allowed: false, reason: `fail-closed: ${cause}`, policies_evaluated: [], warnings: [], restrictions: {}, context: body.context ?? {} }
       }
       if (cache.isStale(a.entry)) refreshSoon(a.keyHash, a.key, a.agentId)
-      return a.entry.enforcer.evaluateV1(body)
+      const decision = a.entry.enforcer.evaluateV1(body)
+      decisions.record(a.keyHash, a.agentId, body, decision)
+      return decision
     })
 
     v1.post('/events', { schema: { body: eventsBody(1000) } }, async (req, reply) => {
@@ -239,6 +244,7 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
     flusher.start()
   })
   app.addHook('onClose', async () => {
+    decisions.flush()
     await flusher.stop()
     await upstream.close()
     spool.close()

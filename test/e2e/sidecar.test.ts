@@ -31,10 +31,22 @@ async function kill (p: Pick<Proc, 'child' | 'exited'>, signal: NodeJS.Signals =
   await p.exited
 }
 
+/** The policy.blocked events the sidecar sent on: their reasons. */
+function blockedReasons (dbFile: string): string[] {
+  const db = new Database(dbFile, { readonly: true })
+  try {
+    return (db.prepare("SELECT payload FROM events WHERE event_type = 'policy.blocked'").all() as Array<{ payload: string }>)
+      .map((r) => (JSON.parse(r.payload) as { reason: string }).reason)
+  } finally {
+    db.close()
+  }
+}
+
+/** The events the test sent (ids ev-NNNN), as stored. */
 function storedEventIds (dbFile: string): string[] {
   const db = new Database(dbFile, { readonly: true })
   try {
-    return (db.prepare('SELECT client_event_id AS id FROM events WHERE client_event_id IS NOT NULL ORDER BY client_event_id').all() as Array<{ id: string }>).map((r) => r.id)
+    return (db.prepare("SELECT client_event_id AS id FROM events WHERE client_event_id LIKE 'ev-%' ORDER BY client_event_id").all() as Array<{ id: string }>).map((r) => r.id)
   } finally {
     db.close()
   }
@@ -104,6 +116,7 @@ t.test('v1 through the sidecar; the control plane killed and brought back: polic
     await new Promise((resolve) => setTimeout(resolve, 200))
   }
   t.strictSame(stored, want, 'every acknowledged event stored exactly once after the control plane came back')
+  t.ok(blockedReasons(dbFile).includes('tools: tool "shell" is not in allowed_tools'), 'the blocks decided by the sidecar were sent on as policy.blocked audit events')
 
   const gone = await post(`${api}/deregister`, {}, headers)
   t.equal(gone.status, 204, 'deregister forwarded')

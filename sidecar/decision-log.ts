@@ -1,0 +1,87 @@
+/**
+ * Decisions the sidecar made, sent on to the control plane as audit events (issue 4: "decision
+ * outcomes are sent on as audit events, policy.blocked for blocks"). A block becomes a `policy.blocked`
+ * event of the agent. The hot path only queues in memory; the queue goes into the spool in one
+ * transaction every `intervalMs` (or at `maxQueued`), and from there to the control plane with the
+ * agent's other events. A crash can lose what was queued in the last interval: these events are the
+ * sidecar's own record, never something an agent was told is stored.
+ */
+import type { EvaluateResponse } from '../shared/contracts/v1.js'
+import type { Spool } from './spool.js'
+
+interface Queued {
+  keyHash: string
+  agentId: string
+  event: Record<string, unknown>
+}
+
+export interface DecisionLogOptions {
+  intervalMs: number
+  maxQueued: number
+}
+
+export const DEFAULT_DECISION_LOG_OPTIONS: DecisionLogOptions = {
+  intervalMs: 200,
+  maxQueued: 1_000
+}
+
+export class DecisionLog {
+  private queue: Queued[] = []
+  private timer: NodeJS.Timeout | null = null
+  private readonly opts: DecisionLogOptions
+
+  constructor (private readonly spool: Spool, options: Partial<DecisionLogOptions> = {}) {
+    this.opts = { ...DEFAULT_DECISION_LOG_OPTIONS, ...options }
+  }
+
+  /** Notes a v1 decision; only blocks are sent on. */
+  record (keyHash: string, agentId: string, body: Record<string, unknown>, d: EvaluateResponse): void {
+    if (d.allowed) return
+    const context = (body.context ?? {}) as Record<string, unknown>
+    this.queue.push({
+      keyHash,
+      agentId,
+      event: {
+        type: 'policy.blocked',
+        category: 'audit',
+        timestamp: new Date().toISOString(),
+        user_id: typeof body.user_id === 'string' ? body.user_id : null,
+        payload: {
+          action: body.action,
+          tool: context.tool ?? context.tool_name ?? null,
+          model: context.model ?? null,
+          reason: d.reason,
+          failed: d.policies_evaluated.filter((p) => p.result === 'fail').map((p) => p.name),
+          decided_by: 'sidecar'
+        }
+      }
+    })
+    if (this.queue.length >= this.opts.maxQueued) this.flush()
+    else if (this.timer === null) {
+      this.timer = setTimeout(() => this.flush(), this.opts.intervalMs)
+      this.timer.unref()
+    }
+  }
+
+  /** Writes the queue into the spool (grouped by agent); returns how many events. */
+  flush (): number {
+    if (this.timer !== null) clearTimeout(this.timer)
+    this.timer = null
+    const queued = this.queue
+    this.queue = []
+    const byAgent = new Map<string, Queued[]>()
+    for (const q of queued) {
+      const list = byAgent.get(q.keyHash)
+      if (list === undefined) byAgent.set(q.keyHash, [q])
+      else list.push(q)
+    }
+    for (const [keyHash, list] of byAgent) {
+      this.spool.append(keyHash, 'v1', (list[0] as Queued).agentId, list.map((q) => q.event))
+    }
+    return queued.length
+  }
+
+  get queued (): number {
+    return this.queue.length
+  }
+}
