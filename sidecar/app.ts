@@ -20,6 +20,7 @@ import { Spool } from './spool.js'
 import { Upstream, type UpstreamResponse } from './upstream.js'
 import { EventFlusher } from './event-flusher.js'
 import { DecisionLog } from './decision-log.js'
+import { AgentStats, Heartbeats, type HeartbeatAgent } from './heartbeat.js'
 import { errorBody, useJsonBodies } from '../shared/http.js'
 import { ServiceError, forbidden, unauthorized, unavailable } from '../shared/errors.js'
 import { hashKey, keyKind } from '../shared/keys.js'
@@ -39,6 +40,9 @@ export interface SidecarState {
   /** Keys seen and verified, by hash (memory only). */
   keys: Map<string, KnownKey>
   decisions: DecisionLog
+  heartbeats: Heartbeats
+  /** Requests served per agent (by key hash), for the heartbeats' metrics. */
+  stats: Map<string, AgentStats>
 }
 
 export async function buildSidecar (config: SidecarConfig): Promise<FastifyInstance> {
@@ -67,7 +71,15 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
     onProblem: (message) => app.log.warn(message)
   })
   const decisions = new DecisionLog(spool)
-  const state: SidecarState = { cache, spool, upstream, flusher, keys, decisions }
+  const stats = new Map<string, AgentStats>()
+  /** The key hash of each request's agent, once known (for its stats). */
+  const requestAgent = new WeakMap<FastifyRequest, string>()
+  const heartbeatAgents = (): HeartbeatAgent[] => [...keys].map(([keyHash, k]) => {
+    const entry = cache.get(keyHash)
+    return { keyHash, key: k.key, agentId: k.agentId, configHash: entry?.config.config_hash, intervalSeconds: entry?.config.config.heartbeat_interval_seconds ?? 60 }
+  })
+  const heartbeats = new Heartbeats(upstream, spool, heartbeatAgents, (h) => stats.get(h), (a) => refreshSoon(a.keyHash, a.key, a.agentId), { apiName: config.apiName })
+  const state: SidecarState = { cache, spool, upstream, flusher, keys, decisions, heartbeats, stats }
   app.decorate('sidecar', state)
   cache.loadPersisted()
 
@@ -98,8 +110,25 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
     return cache.put(keyHash, res.json as ConfigResponse)
   }
 
-  /** The calling agent: its key checked (here if seen, else by the control plane), and its config. */
+  /** The calling agent (see `identify`), noted for the request's stats. */
   const agentOf = async (req: FastifyRequest, agentId: string | undefined): Promise<{ keyHash: string, key: string, agentId: string, entry: CachedConfig | undefined }> => {
+    const a = await identify(req, agentId)
+    requestAgent.set(req, a.keyHash)
+    return a
+  }
+  app.addHook('onResponse', async (req, reply) => {
+    const keyHash = requestAgent.get(req)
+    if (keyHash === undefined) return
+    let s = stats.get(keyHash)
+    if (s === undefined) {
+      s = new AgentStats()
+      stats.set(keyHash, s)
+    }
+    s.record(reply.elapsedTime, reply.statusCode >= 500)
+  })
+
+  /** The calling agent: its key checked (here if seen, else by the control plane), and its config. */
+  const identify = async (req: FastifyRequest, agentId: string | undefined): Promise<{ keyHash: string, key: string, agentId: string, entry: CachedConfig | undefined }> => {
     const raw = req.headers[names.key]
     const key = typeof raw === 'string' ? raw.trim() : ''
     if (key === '') throw unauthorized('missing API key')
@@ -242,8 +271,10 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
       if (saved !== undefined) keys.set(hashKey(config.agentKey), { key: config.agentKey, agentId: saved.config.agent_id })
     }
     flusher.start()
+    heartbeats.start()
   })
   app.addHook('onClose', async () => {
+    heartbeats.stop()
     decisions.flush()
     await flusher.stop()
     await upstream.close()

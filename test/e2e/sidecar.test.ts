@@ -212,3 +212,24 @@ t.test('bad input to the sidecar gets the control plane\'s 400 body, before any 
   const noKey = await post(`${api}/evaluate`, { agent_id: 'x', action: 'chat' })
   t.equal(noKey.status, 401)
 })
+
+t.test('the sidecar sends heartbeats for its agents on its own, at the interval the control plane gives', async (t) => {
+  const dir = tempDir(t)
+  const cpDir = join(dir, 'cp')
+  const cp = await startControlPlane(['--data-dir', cpDir, '--heartbeat-interval', '1'])
+  t.teardown(() => kill(cp))
+  const sc = await startSidecar(['--data-dir', join(dir, 'sidecar')], { SERVICE_CONTROL_PLANE_URL: cp.url })
+  t.teardown(() => kill(sc))
+  const reg = await post(`${sc.url}/api/service/v1/register`, { agent_type: 'custom', agent_id: 'quiet-bot' }, { 'x-service-bootstrap': cp.token })
+  t.equal(reg.status, 201)
+  let row: { health: string, last_heartbeat: string | null } | undefined
+  for (let i = 0; i < 50; i++) {
+    const db = new Database(join(cpDir, 'agentgov.db'), { readonly: true })
+    row = db.prepare("SELECT health, last_heartbeat FROM agents WHERE agent_id = 'quiet-bot'").get() as typeof row
+    db.close()
+    if (row?.last_heartbeat != null) break
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+  t.ok(row?.last_heartbeat != null, 'a heartbeat arrived although the agent sent none')
+  t.equal(row?.health, 'healthy')
+})
