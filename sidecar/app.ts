@@ -21,6 +21,7 @@ import { Upstream, type UpstreamResponse } from './upstream.js'
 import { EventFlusher } from './event-flusher.js'
 import { DecisionLog } from './decision-log.js'
 import { AgentStats, Heartbeats, type HeartbeatAgent } from './heartbeat.js'
+import { SidecarMetrics } from './metrics.js'
 import { errorBody, useJsonBodies } from '../shared/http.js'
 import { ServiceError, forbidden, unauthorized, unavailable } from '../shared/errors.js'
 import { hashKey, keyKind } from '../shared/keys.js'
@@ -79,6 +80,7 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
     return { keyHash, key: k.key, agentId: k.agentId, configHash: entry?.config.config_hash, intervalSeconds: entry?.config.config.heartbeat_interval_seconds ?? 60 }
   })
   const heartbeats = new Heartbeats(upstream, spool, heartbeatAgents, (h) => stats.get(h), (a) => refreshSoon(a.keyHash, a.key, a.agentId), { apiName: config.apiName })
+  const metrics = new SidecarMetrics({ spool, flusher, upstream, heartbeats })
   const state: SidecarState = { cache, spool, upstream, flusher, keys, decisions, heartbeats, stats }
   app.decorate('sidecar', state)
   cache.loadPersisted()
@@ -205,6 +207,7 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
       const a = await agentOf(req, typeof body.agent_id === 'string' ? body.agent_id : undefined)
       if (a.entry === undefined) {
         const cause = 'no policy config: the control plane is unreachable and none was saved'
+        metrics.decision(config.failOpen ? 'fail_open' : 'fail_closed')
         return config.failOpen
           ? { allowed: true, reason: null, policies_evaluated: [], warnings: [`fail-open: ${cause}`], restrictions: {}, context: body.context ?? {} }
           : { allowed: false, reason: `fail-closed: ${cause}`, policies_evaluated: [], warnings: [], restrictions: {}, context: body.context ?? {} }
@@ -212,6 +215,7 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
       if (cache.isStale(a.entry)) refreshSoon(a.keyHash, a.key, a.agentId)
       const decision = a.entry.enforcer.evaluateV1(body)
       decisions.record(a.keyHash, a.agentId, body, decision)
+      metrics.decision(decision.allowed ? 'allowed' : 'blocked')
       return decision
     })
 
@@ -258,6 +262,7 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
   }, { prefix: cpBase })
 
   app.get('/healthz', async () => ({ status: 'ok' }))
+  app.get('/metrics', async (_req, reply) => reply.type('text/plain; version=0.0.4; charset=utf-8').send(metrics.render()))
   app.get('/readyz', async (_req, reply) => {
     const missing = [...keys.keys()].filter((h) => cache.get(h) === undefined).length
     const body = { ready: missing === 0, agents: keys.size, without_config: missing, spool: spool.status(), upstream: upstream.status() }

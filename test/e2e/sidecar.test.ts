@@ -118,6 +118,13 @@ t.test('v1 through the sidecar; the control plane killed and brought back: polic
   t.strictSame(stored, want, 'every acknowledged event stored exactly once after the control plane came back')
   t.ok(blockedReasons(dbFile).includes('tools: tool "shell" is not in allowed_tools'), 'the blocks decided by the sidecar were sent on as policy.blocked audit events')
 
+  const metrics = await (await fetch(`${sc.url}/metrics`)).text()
+  t.match(metrics, /agentgov_sidecar_decisions_total\{result="blocked"\} [1-9]/, '/metrics counts the blocks')
+  t.match(metrics, /agentgov_sidecar_events_sent_total [5-9]/, 'and the events sent')
+  t.match(metrics, /agentgov_sidecar_upstream_failures_total [1-9]/, 'and the upstream failures while the control plane was down')
+  t.match(metrics, /agentgov_sidecar_breaker_state [0-2]/)
+  t.match(metrics, /agentgov_sidecar_spool_depth \d+/)
+
   const gone = await post(`${api}/deregister`, {}, headers)
   t.equal(gone.status, 204, 'deregister forwarded')
   t.equal((await post(`${api}/evaluate`, bodies[0], headers)).status, 401, 'the key no longer works through the sidecar')
@@ -177,6 +184,7 @@ t.test('no config and no control plane: fail open by default, fail closed with S
     t.equal(res.json.allowed, allowed, `SERVICE_FAIL_OPEN=${failOpen}`)
     if (allowed) t.match((res.json.warnings as string[])[0], /fail-open: no policy config: the control plane is unreachable/)
     else t.match(res.json.reason, /fail-closed: no policy config/)
+    t.match(await (await fetch(`${sc.url}/metrics`)).text(), allowed ? /result="fail_open"\} 1/ : /result="fail_closed"\} 1/)
     await kill(sc, 'SIGTERM')
     t.equal(await sc.exited, 0, 'SIGTERM: exit 0')
   }
