@@ -22,6 +22,7 @@ import { EventFlusher } from './event-flusher.js'
 import { DecisionLog } from './decision-log.js'
 import { AgentStats, Heartbeats, type HeartbeatAgent } from './heartbeat.js'
 import { SidecarMetrics } from './metrics.js'
+import { ConfigWatch } from './config-watch.js'
 import { errorBody, useJsonBodies } from '../shared/http.js'
 import { ServiceError, forbidden, unauthorized, unavailable } from '../shared/errors.js'
 import { hashKey, keyKind } from '../shared/keys.js'
@@ -81,6 +82,31 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
   })
   const heartbeats = new Heartbeats(upstream, spool, heartbeatAgents, (h) => stats.get(h), (a) => refreshSoon(a.keyHash, a.key, a.agentId), { apiName: config.apiName })
   const metrics = new SidecarMetrics({ spool, flusher, upstream, heartbeats })
+  const forgetKey = (keyHash: string): void => {
+    keys.delete(keyHash)
+    cache.delete(keyHash)
+    watch.forget(keyHash)
+  }
+  const watch = new ConfigWatch(config.controlPlaneUrl, {
+    apiName: config.apiName,
+    baseMs: 1_000,
+    maxMs: 30_000,
+    connectTimeoutMs: config.connectTimeoutMs,
+    onConfig: (target, pushed) => {
+      try {
+        cache.put(target.keyHash, pushed)
+      } catch (err) {
+        app.log.warn({ err, agent: target.agentId }, 'a pushed config cannot be compiled; the cached one stays')
+      }
+    },
+    onRevoked: (target) => forgetKey(target.keyHash),
+    onProblem: (message) => app.log.debug(message)
+  })
+  /** A verified key: remembered, and its config watched. */
+  const remember = (keyHash: string, key: string, agentId: string): void => {
+    keys.set(keyHash, { key, agentId })
+    watch.ensure({ keyHash, key, agentId })
+  }
   const state: SidecarState = { cache, spool, upstream, flusher, keys, decisions, heartbeats, stats }
   app.decorate('sidecar', state)
   cache.loadPersisted()
@@ -108,8 +134,9 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
     const res = await upstream.request({ method: 'GET', path: `${cpBase}/config/${encodeURIComponent(agentId)}`, headers: { [names.key]: key } })
     if (res.status !== 200) return res
     const keyHash = hashKey(key)
-    keys.set(keyHash, { key, agentId })
-    return cache.put(keyHash, res.json as ConfigResponse)
+    const entry = cache.put(keyHash, res.json as ConfigResponse)
+    remember(keyHash, key, agentId)
+    return entry
   }
 
   /** The calling agent (see `identify`), noted for the request's stats. */
@@ -153,7 +180,7 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
       if (err instanceof ServiceError) throw err
       // The control plane is unreachable: a key whose config was saved before is taken as it was.
       if (entry !== undefined && (agentId === undefined || agentId === entry.config.agent_id)) {
-        keys.set(keyHash, { key, agentId: entry.config.agent_id })
+        remember(keyHash, key, entry.config.agent_id)
         return { keyHash, key, agentId: entry.config.agent_id, entry }
       }
       return { keyHash, key, agentId: claimed, entry: undefined }
@@ -166,10 +193,7 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
     if (refreshing.has(keyHash)) return
     refreshing.add(keyHash)
     fetchConfig(key, agentId).then((r) => {
-      if (!('enforcer' in r) && (r.status === 401 || r.status === 403)) {
-        keys.delete(keyHash)
-        cache.delete(keyHash)
-      }
+      if (!('enforcer' in r) && (r.status === 401 || r.status === 403)) forgetKey(keyHash)
     }, (err: unknown) => app.log.debug({ err }, 'config refresh failed; the cached config stays'))
       .finally(() => refreshing.delete(keyHash))
   }
@@ -189,7 +213,7 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
           await fetchConfig(body.api_key, body.agent_id)
         } catch (err) {
           req.log.warn({ err }, 'registered, but the config could not be fetched yet')
-          keys.set(hashKey(body.api_key), { key: body.api_key, agentId: body.agent_id })
+          remember(hashKey(body.api_key), body.api_key, body.agent_id)
         }
       }
       return relay(reply, res)
@@ -244,10 +268,7 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
       const a = await agentOf(req, agentId)
       try {
         const res = await upstream.request({ method, path: `${cpBase}${path}`, headers: { [names.key]: a.key }, ...(method === 'POST' ? { body: req.body ?? {} } : {}) })
-        if (path === '/deregister' && res.status === 204) {
-          keys.delete(a.keyHash)
-          cache.delete(a.keyHash)
-        }
+        if (path === '/deregister' && res.status === 204) forgetKey(a.keyHash)
         return relay(reply, res)
       } catch (err) {
         throw unreachable(err)
@@ -273,13 +294,14 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
     if (config.agentKey !== null) {
       // An injected key: its agent id comes from a saved config, or from the control plane's answer.
       const saved = cache.get(hashKey(config.agentKey))
-      if (saved !== undefined) keys.set(hashKey(config.agentKey), { key: config.agentKey, agentId: saved.config.agent_id })
+      if (saved !== undefined) remember(hashKey(config.agentKey), config.agentKey, saved.config.agent_id)
     }
     flusher.start()
     heartbeats.start()
   })
   app.addHook('onClose', async () => {
     heartbeats.stop()
+    watch.stop()
     decisions.flush()
     await flusher.stop()
     await upstream.close()

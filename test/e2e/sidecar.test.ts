@@ -241,3 +241,28 @@ t.test('the sidecar sends heartbeats for its agents on its own, at the interval 
   t.ok(row?.last_heartbeat != null, 'a heartbeat arrived although the agent sent none')
   t.equal(row?.health, 'healthy')
 })
+
+t.test('a policy change made with the admin CLI reaches the sidecar through the config watch, within seconds', async (t) => {
+  const dir = tempDir(t)
+  const cpDir = join(dir, 'cp')
+  const env = { SERVICE_BOOTSTRAP_SECRET: 'e2e-bootstrap-secret-0123456789' }
+  const cp = await startControlPlane(['--data-dir', cpDir], env)
+  t.teardown(() => kill(cp))
+  const sc = await startSidecar(['--data-dir', join(dir, 'sidecar')], { SERVICE_CONTROL_PLANE_URL: cp.url })
+  t.teardown(() => kill(sc))
+  const api = `${sc.url}/api/service/v1`
+  const reg = await post(`${api}/register`, { agent_type: 'custom', agent_id: 'pushed-bot' }, { 'x-service-bootstrap': cp.token })
+  const headers = { 'x-service-key': reg.json.api_key as string }
+  const shell = { agent_id: 'pushed-bot', action: 'tool_call', context: { tool: 'shell' } }
+  t.equal((await post(`${api}/evaluate`, shell, headers)).json.allowed, true, 'no policy yet')
+  await new Promise((resolve) => setTimeout(resolve, 300)) // the watch stream opens
+  writeFileSync(join(dir, 'policies.json'), JSON.stringify([{ name: 'no-shell', type: 'tool_permission', config: { denied_tools: ['shell'] } }]))
+  const started = Date.now()
+  t.equal(spawnSync(process.execPath, [BIN, 'admin', 'policy', 'apply', '--tenant', TENANT, '--file', join(dir, 'policies.json'), '--data-dir', cpDir], { env: { ...process.env, ...env } }).status, 0)
+  let allowed = true
+  while (allowed && Date.now() - started < 5_000) {
+    allowed = (await post(`${api}/evaluate`, shell, headers)).json.allowed as boolean
+    if (allowed) await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  t.equal(allowed, false, `the new policy is enforced by the sidecar ${Date.now() - started} ms after the change`)
+})

@@ -1,0 +1,121 @@
+/**
+ * Config pushed by the control plane (issue 4): for each agent it knows, the sidecar holds the
+ * server-sent event stream GET /v1/config/{agent_id}/watch open. A `config` event replaces the cached
+ * config at once; `revoked` forgets the key and its config. A stream that ends or fails is opened
+ * again after a delay that doubles from `baseMs` to `maxMs` (with full jitter), and resets once a
+ * stream delivers an event.
+ */
+import { request } from 'undici'
+import type { ConfigResponse } from '../shared/contracts/v1.js'
+
+export interface WatchTarget {
+  keyHash: string
+  key: string
+  agentId: string
+}
+
+export interface ConfigWatchOptions {
+  apiName: string
+  baseMs: number
+  maxMs: number
+  connectTimeoutMs: number
+  onConfig: (target: WatchTarget, config: ConfigResponse) => void
+  onRevoked: (target: WatchTarget) => void
+  onProblem?: (message: string) => void
+  random?: () => number
+}
+
+interface Stream {
+  target: WatchTarget
+  abort: AbortController
+  failures: number
+  timer: NodeJS.Timeout | null
+}
+
+export class ConfigWatch {
+  private readonly streams = new Map<string, Stream>()
+  private stopped = false
+
+  constructor (private readonly baseUrl: string, private readonly opts: ConfigWatchOptions) {}
+
+  /** Starts watching an agent's config, unless it is watched already. */
+  ensure (target: WatchTarget): void {
+    if (this.stopped || this.streams.has(target.keyHash)) return
+    const stream: Stream = { target, abort: new AbortController(), failures: 0, timer: null }
+    this.streams.set(target.keyHash, stream)
+    void this.run(stream)
+  }
+
+  /** Stops watching an agent (its key was revoked or deregistered). */
+  forget (keyHash: string): void {
+    const s = this.streams.get(keyHash)
+    if (s === undefined) return
+    this.streams.delete(keyHash)
+    if (s.timer !== null) clearTimeout(s.timer)
+    s.abort.abort()
+  }
+
+  watched (): string[] {
+    return [...this.streams.keys()]
+  }
+
+  stop (): void {
+    this.stopped = true
+    for (const keyHash of [...this.streams.keys()]) this.forget(keyHash)
+  }
+
+  private async run (s: Stream): Promise<void> {
+    const { target } = s
+    let delivered = false
+    try {
+      const res = await request(`${this.baseUrl}/api/${this.opts.apiName}/v1/config/${encodeURIComponent(target.agentId)}/watch`, {
+        headers: { [`x-${this.opts.apiName}-key`]: target.key, accept: 'text/event-stream' },
+        signal: s.abort.signal,
+        headersTimeout: this.opts.connectTimeoutMs,
+        bodyTimeout: 0
+      })
+      if (res.statusCode === 401 || res.statusCode === 403) {
+        await res.body.dump()
+        this.forget(target.keyHash)
+        this.opts.onRevoked(target)
+        return
+      }
+      if (res.statusCode !== 200) {
+        await res.body.dump()
+        throw new Error(`config watch answered ${res.statusCode}`)
+      }
+      let buf = ''
+      for await (const chunk of res.body) {
+        buf += (chunk as Buffer).toString('utf8')
+        let cut: number
+        while ((cut = buf.indexOf('\n\n')) !== -1) {
+          const block = buf.slice(0, cut)
+          buf = buf.slice(cut + 2)
+          const event = /^event: (.*)$/m.exec(block)?.[1]
+          const data = block.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n')
+          if (event === undefined || data === '') continue
+          delivered = true
+          s.failures = 0
+          if (event === 'config') this.opts.onConfig(target, JSON.parse(data) as ConfigResponse)
+          if (event === 'revoked') {
+            this.forget(target.keyHash)
+            this.opts.onRevoked(target)
+            return
+          }
+        }
+      }
+    } catch (err) {
+      if (s.abort.signal.aborted) return
+      this.opts.onProblem?.(`config watch of ${target.agentId}: ${(err as Error).message}`)
+    }
+    if (this.streams.get(target.keyHash) !== s) return
+    if (!delivered) s.failures++
+    const cap = Math.min(this.opts.maxMs, this.opts.baseMs * 2 ** Math.min(s.failures, 20))
+    const delay = Math.floor((this.opts.random ?? Math.random)() * cap) + 1
+    s.timer = setTimeout(() => {
+      s.timer = null
+      if (this.streams.get(target.keyHash) === s) void this.run(s)
+    }, delay)
+    s.timer.unref()
+  }
+}
