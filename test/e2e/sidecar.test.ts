@@ -266,3 +266,41 @@ t.test('a policy change made with the admin CLI reaches the sidecar through the 
   }
   t.equal(allowed, false, `the new policy is enforced by the sidecar ${Date.now() - started} ms after the change`)
 })
+
+t.test('one sidecar serves several agents, each with its own policies, key and events', async (t) => {
+  const dir = tempDir(t)
+  const cpDir = join(dir, 'cp')
+  const env = { SERVICE_BOOTSTRAP_SECRET: 'e2e-bootstrap-secret-0123456789' }
+  const cp = await startControlPlane(['--data-dir', cpDir], env)
+  t.teardown(() => kill(cp))
+  writeFileSync(join(dir, 'policies.json'), JSON.stringify([
+    { name: 'alpha-no-shell', type: 'tool_permission', scope_type: 'ENDPOINT', scope_id: 'alpha', config: { denied_tools: ['shell'] } },
+    { name: 'beta-no-search', type: 'tool_permission', scope_type: 'ENDPOINT', scope_id: 'beta', config: { denied_tools: ['search'] } }
+  ]))
+  t.equal(spawnSync(process.execPath, [BIN, 'admin', 'policy', 'apply', '--tenant', TENANT, '--file', join(dir, 'policies.json'), '--data-dir', cpDir], { env: { ...process.env, ...env } }).status, 0)
+  const sc = await startSidecar(['--data-dir', join(dir, 'sidecar')], { SERVICE_CONTROL_PLANE_URL: cp.url })
+  t.teardown(() => kill(sc))
+  const api = `${sc.url}/api/service/v1`
+  const agents: Record<string, Record<string, string>> = {}
+  for (const id of ['alpha', 'beta']) {
+    const reg = await post(`${api}/register`, { agent_type: 'custom', agent_id: id }, { 'x-service-bootstrap': cp.token })
+    t.equal(reg.status, 201)
+    agents[id] = { 'x-service-key': reg.json.api_key as string }
+  }
+  const decide = async (id: string, tool: string): Promise<unknown> =>
+    (await post(`${api}/evaluate`, { agent_id: id, action: 'tool_call', context: { tool } }, agents[id])).json.allowed
+  t.strictSame([await decide('alpha', 'shell'), await decide('alpha', 'search')], [false, true], 'alpha: its own policy')
+  t.strictSame([await decide('beta', 'shell'), await decide('beta', 'search')], [true, false], 'beta: its own policy')
+  t.equal((await post(`${api}/evaluate`, { agent_id: 'beta', action: 'chat' }, agents.alpha)).status, 403, 'alpha\'s key cannot speak for beta')
+  for (const [i, id] of ['alpha', 'beta'].entries()) {
+    t.equal((await post(`${api}/events`, { agent_id: id, events: [event(100 + i)] }, agents[id])).status, 202)
+  }
+  let rows: Array<{ agent_id: string, id: string }> = []
+  for (let i = 0; i < 60 && rows.length < 2; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    const db = new Database(join(cpDir, 'agentgov.db'), { readonly: true })
+    rows = db.prepare("SELECT agent_id, client_event_id AS id FROM events WHERE client_event_id LIKE 'ev-%' ORDER BY client_event_id").all() as typeof rows
+    db.close()
+  }
+  t.strictSame(rows, [{ agent_id: 'alpha', id: 'ev-0100' }, { agent_id: 'beta', id: 'ev-0101' }], 'each agent\'s events stored as that agent\'s')
+})
