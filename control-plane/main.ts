@@ -3,7 +3,8 @@
  * SIGINT stop accepting, drain (in-flight requests, queued events) and exit 0.
  */
 import type { FastifyInstance } from 'fastify'
-import { ConfigError, loadConfig, optionsHelp, type ControlPlaneConfig } from './config.js'
+import { loadConfig, optionsHelp, type ControlPlaneConfig } from './config.js'
+import { serveUntilSignal } from '../shared/serve.js'
 import { buildApp } from './app.js'
 import { DEFAULT_TENANT_ID } from './agents/service.js'
 import { bootstrapToken } from '../shared/keys.js'
@@ -46,29 +47,6 @@ export async function controlPlaneCommand (argv: string[], out: NodeJS.WritableS
     out.write(CONTROL_PLANE_HELP)
     return 0
   }
-  let running: Running
-  try {
-    running = await startControlPlane(argv, process.env, out)
-  } catch (e) {
-    if (e instanceof ConfigError || (e as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
-      err.write(`agentgov control-plane: ${(e as Error).message}\n`)
-      return 2
-    }
-    err.write(`agentgov control-plane: cannot start: ${(e as Error).message}\n`)
-    return 1
-  }
-  return await new Promise<number>((resolve) => {
-    let closing = false
-    const stop = (signal: string): void => {
-      if (closing) return
-      closing = true
-      running.app.log.info({ signal }, 'shutting down: draining requests and queued events')
-      running.app.close().then(() => resolve(0), (e: unknown) => {
-        err.write(`agentgov control-plane: shutdown failed: ${(e as Error).message}\n`)
-        resolve(1)
-      })
-    }
-    process.once('SIGTERM', () => stop('SIGTERM'))
-    process.once('SIGINT', () => stop('SIGINT'))
-  })
+  return await serveUntilSignal('control-plane', async () => (await startControlPlane(argv, process.env, out)).app, err,
+    'shutting down: draining requests and queued events')
 }

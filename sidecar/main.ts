@@ -2,7 +2,7 @@
  * `agentgov sidecar`: read the config, build the sidecar, listen; on SIGTERM or SIGINT stop accepting,
  * finish the flush under way (the spool keeps the rest) and exit 0.
  */
-import { ConfigError } from '../shared/config-env.js'
+import { serveUntilSignal } from '../shared/serve.js'
 import { loadSidecarConfig, sidecarOptionsHelp } from './config.js'
 import { buildSidecar } from './app.js'
 
@@ -20,33 +20,12 @@ export async function sidecarCommand (argv: string[], out: NodeJS.WritableStream
     out.write(SIDECAR_HELP)
     return 0
   }
-  let app: Awaited<ReturnType<typeof buildSidecar>>
-  try {
+  return await serveUntilSignal('sidecar', async () => {
     const config = loadSidecarConfig(argv, process.env)
-    app = await buildSidecar(config)
+    const app = await buildSidecar(config)
     const address = await app.listen({ port: config.port, host: config.host })
     out.write(`agentgov sidecar listening on ${address}\n`)
     out.write(`  control plane: ${config.controlPlaneUrl}   data: ${config.dataDir}   fail open: ${config.failOpen}\n`)
-  } catch (e) {
-    if (e instanceof ConfigError || (e as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
-      err.write(`agentgov sidecar: ${(e as Error).message}\n`)
-      return 2
-    }
-    err.write(`agentgov sidecar: cannot start: ${(e as Error).message}\n`)
-    return 1
-  }
-  return await new Promise<number>((resolve) => {
-    let closing = false
-    const stop = (signal: string): void => {
-      if (closing) return
-      closing = true
-      app.log.info({ signal }, 'shutting down')
-      app.close().then(() => resolve(0), (e: unknown) => {
-        err.write(`agentgov sidecar: shutdown failed: ${(e as Error).message}\n`)
-        resolve(1)
-      })
-    }
-    process.once('SIGTERM', () => stop('SIGTERM'))
-    process.once('SIGINT', () => stop('SIGINT'))
-  })
+    return app
+  }, err, 'shutting down')
 }
