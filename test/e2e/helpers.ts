@@ -12,33 +12,13 @@ export interface Proc {
   exited: Promise<number | null>
 }
 
-/** Spawns `agentgov control-plane --port 0 ...` and waits until it prints its address and token. */
-export async function startControlPlane (args: string[], env: Record<string, string> = {}): Promise<Proc> {
-  const child = spawn(process.execPath, [BIN, 'control-plane', '--port', '0', ...args], {
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe']
-  })
-  let text = ''
-  child.stdout?.on('data', (c: Buffer) => { text += c.toString() })
-  child.stderr?.on('data', (c: Buffer) => { text += c.toString() })
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
-  return await new Promise<Proc>((resolve, reject) => {
-    const check = (): void => {
-      const url = /listening on (http:\/\/\S+)/.exec(text)?.[1]
-      const token = /bootstrap token: (bt_\S+)/.exec(text)?.[1]
-      if (url !== undefined && token !== undefined) {
-        child.stdout?.off('data', check)
-        resolve({ child, url, token, out: () => text, exited })
-      }
-    }
-    child.stdout?.on('data', check)
-    void exited.then((code) => reject(new Error(`control plane exited (${code}) before listening:\n${text}`)))
-  })
-}
-
-/** Spawns `agentgov sidecar --port 0 ...` and waits until it prints its address. */
-export async function startSidecar (args: string[], env: Record<string, string> = {}): Promise<Omit<Proc, 'token'>> {
-  const child = spawn(process.execPath, [BIN, 'sidecar', '--port', '0', ...args], {
+/**
+ * Spawns `agentgov <command> --port 0 ...` and waits until `ready` finds what it needs in the
+ * process's output; rejects with that output if the process exits first.
+ */
+async function spawnAgentgov<T> (command: string, args: string[], env: Record<string, string>,
+  ready: (text: string) => T | undefined): Promise<{ child: ChildProcess, found: T, out: () => string, exited: Promise<number | null> }> {
+  const child = spawn(process.execPath, [BIN, command, '--port', '0', ...args], {
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   })
@@ -48,13 +28,29 @@ export async function startSidecar (args: string[], env: Record<string, string> 
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
   return await new Promise((resolve, reject) => {
     const check = (): void => {
-      const url = /sidecar listening on (http:\/\/\S+)/.exec(text)?.[1]
-      if (url !== undefined) {
+      const found = ready(text)
+      if (found !== undefined) {
         child.stdout?.off('data', check)
-        resolve({ child, url, out: () => text, exited })
+        resolve({ child, found, out: () => text, exited })
       }
     }
     child.stdout?.on('data', check)
-    void exited.then((code) => reject(new Error(`sidecar exited (${code}) before listening:\n${text}`)))
+    void exited.then((code) => reject(new Error(`${command} exited (${code}) before listening:\n${text}`)))
   })
+}
+
+/** Spawns `agentgov control-plane --port 0 ...` and waits until it prints its address and token. */
+export async function startControlPlane (args: string[], env: Record<string, string> = {}): Promise<Proc> {
+  const p = await spawnAgentgov('control-plane', args, env, (text) => {
+    const url = /listening on (http:\/\/\S+)/.exec(text)?.[1]
+    const token = /bootstrap token: (bt_\S+)/.exec(text)?.[1]
+    return url !== undefined && token !== undefined ? { url, token } : undefined
+  })
+  return { child: p.child, url: p.found.url, token: p.found.token, out: p.out, exited: p.exited }
+}
+
+/** Spawns `agentgov sidecar --port 0 ...` and waits until it prints its address. */
+export async function startSidecar (args: string[], env: Record<string, string> = {}): Promise<Omit<Proc, 'token'>> {
+  const p = await spawnAgentgov('sidecar', args, env, (text) => /sidecar listening on (http:\/\/\S+)/.exec(text)?.[1])
+  return { child: p.child, url: p.found, out: p.out, exited: p.exited }
 }
