@@ -18,7 +18,7 @@ import type { SidecarConfig } from './config.js'
 import { ConfigCache, type CachedConfig } from './config-cache.js'
 import { Spool } from './spool.js'
 import { Upstream, type UpstreamResponse } from './upstream.js'
-import { EventFlusher } from './event-flusher.js'
+import { DEFAULT_FLUSHER_OPTIONS, EventFlusher } from './event-flusher.js'
 import { DecisionLog } from './decision-log.js'
 import { AgentStats, Heartbeats, type HeartbeatAgent } from './heartbeat.js'
 import { SidecarMetrics } from './metrics.js'
@@ -28,6 +28,9 @@ import { ServiceError, forbidden, unauthorized, unavailable } from '../shared/er
 import { hashKey, keyKind } from '../shared/keys.js'
 import { MemoryRateCounters } from '../shared/policy/index.js'
 import { EvaluateBody, HeartbeatBody, eventsBody, type ConfigResponse } from '../shared/contracts/v1.js'
+
+/** Request bodies at most, as on the control plane (413 above). */
+const BODY_LIMIT = 1024 * 1024 // 1 MiB
 
 interface KnownKey {
   key: string
@@ -52,7 +55,7 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
   const cpBase = `/api/${config.apiName}/v1`
   const app = Fastify({
     logger: { level: config.logLevel, redact: [`req.headers["${names.key}"]`, `req.headers["${names.bootstrap}"]`, 'req.headers.authorization'] },
-    bodyLimit: 1024 * 1024,
+    bodyLimit: BODY_LIMIT,
     forceCloseConnections: 'idle'
   })
   const upstream = new Upstream(config.controlPlaneUrl, {
@@ -117,7 +120,7 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
     if (err instanceof ServiceError && err.retryAfter !== undefined) reply.header('retry-after', String(err.retryAfter))
     reply.code(body.statusCode).send(body)
   })
-  useJsonBodies(app, 1024 * 1024)
+  useJsonBodies(app, BODY_LIMIT)
 
   /** Relays a control-plane answer as it is. */
   const relay = (reply: FastifyReply, res: UpstreamResponse): FastifyReply => {
@@ -247,7 +250,7 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
       const body = req.body as { agent_id: string, events: Array<Record<string, unknown>> }
       const a = await agentOf(req, body.agent_id)
       const result = spool.append(a.keyHash, 'v1', a.agentId, body.events)
-      if (spool.status().depth >= 100) flusher.nudge()
+      if (spool.status().depth >= DEFAULT_FLUSHER_OPTIONS.batchSize) flusher.nudge()
       return reply.code(202).send({ accepted: result.accepted, batch_id: `batch_${randomUUID()}` })
     })
 
