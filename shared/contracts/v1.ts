@@ -1,6 +1,6 @@
 /** The versioned REST contract (`/api/service/v1`), interface.md section 4.1. */
 import { Type, type Static } from '@sinclair/typebox'
-import type { Decision } from '../policy/policy-set.js'
+import type { Decision, PolicyResult as EnginePolicyResult } from '../policy/policy-set.js'
 import {
   AGENT_TYPES, StringEnum, AgentId, AgentSettings, Capabilities, FreeObject, Hash, HealthValue, Metrics, ShortString, Timestamp
 } from './common.js'
@@ -100,6 +100,78 @@ export function evaluateResponse (d: Decision, context: unknown): EvaluateRespon
     restrictions: d.restrictions,
     context: (context ?? {}) as Record<string, unknown>
   }
+}
+
+/**
+ * JSON of frozen objects the engine hands out again and again (a policy's pass result, a policy set's
+ * merged restrictions), by identity: the same object always serialises to the same text.
+ */
+const frozenJson = new WeakMap<object, string>()
+
+function cachedJson (value: object, serialise: () => string): string {
+  if (!Object.isFrozen(value)) return serialise()
+  let json = frozenJson.get(value)
+  if (json === undefined) {
+    json = serialise()
+    frozenJson.set(value, json)
+  }
+  return json
+}
+
+const str = (s: string | null): string => s === null ? 'null' : JSON.stringify(s)
+
+function policyResultJson (r: EnginePolicyResult): string {
+  return `{"id":${str(r.id)},"name":${str(r.name)},"type":${str(r.type)},"result":${str(r.result)},"message":${str(r.message)}}`
+}
+
+function restrictionsJson (r: Decision['restrictions']): string {
+  let out = ''
+  if (typeof r.max_tokens === 'number') out += `"max_tokens":${JSON.stringify(Math.trunc(r.max_tokens))}`
+  if (Array.isArray(r.allowed_models)) out += `${out === '' ? '' : ','}"allowed_models":${JSON.stringify(r.allowed_models.map(String))}`
+  return `{${out}}`
+}
+
+/**
+ * The last list of results serialised whole, when every result in it was frozen: a run of decisions
+ * that all pass (the common case) hands out the same result objects in the same order.
+ */
+let lastResults: readonly EnginePolicyResult[] = []
+let lastResultsJson = ''
+
+function sameResults (a: readonly EnginePolicyResult[], b: readonly EnginePolicyResult[]): boolean {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  return true
+}
+
+function resultsJson (results: readonly EnginePolicyResult[]): string {
+  if (results.length > 0 && sameResults(results, lastResults)) return lastResultsJson
+  let json = ''
+  let frozen = true
+  for (let i = 0; i < results.length; i++) {
+    const r = results[i] as EnginePolicyResult
+    frozen &&= Object.isFrozen(r)
+    json += (i === 0 ? '' : ',') + cachedJson(r, () => policyResultJson(r))
+  }
+  if (frozen) {
+    lastResults = results.slice()
+    lastResultsJson = json
+  }
+  return json
+}
+
+/**
+ * evaluateResponse as JSON text, exactly the EvaluateResponse schema's serialisation, built without
+ * the schema serialiser: on the decision path that serialiser cost more than evaluating the
+ * policies (its `string | null` unions are decided by running a validator per field). A policy's
+ * pass result is frozen and reused by every decision, so its JSON is made once.
+ */
+export function evaluateResponseJson (d: Decision, context: unknown): string {
+  let warnings = ''
+  for (let i = 0; i < d.warnings.length; i++) warnings += (i === 0 ? '' : ',') + JSON.stringify(String(d.warnings[i]))
+  const restrictions = cachedJson(d.restrictions, () => restrictionsJson(d.restrictions))
+  const ctx = context !== null && typeof context === 'object' && !Array.isArray(context) ? JSON.stringify(context) : '{}'
+  return `{"allowed":${d.allowed ? 'true' : 'false'},"reason":${str(d.reason)},"policies_evaluated":[${resultsJson(d.policies_evaluated)}],"warnings":[${warnings}],"restrictions":${restrictions},"context":${ctx}}`
 }
 
 export const EventV1 = Type.Object({

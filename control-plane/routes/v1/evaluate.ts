@@ -1,12 +1,14 @@
 /** POST /api/service/v1/evaluate: allow or block an action. Always 200 for a decision. */
 import type { FastifyInstance } from 'fastify'
-import { EvaluateBody, EvaluateResponse, evaluateResponse } from '../../../shared/contracts/v1.js'
+import { EvaluateBody, EvaluateResponse, evaluateResponseJson } from '../../../shared/contracts/v1.js'
 import { errorResponses } from '../../../shared/contracts/common.js'
 import { buildInputV1 } from '../../../shared/policy/index.js'
 import { agentHook, agentOf, ensureOwnAgent } from '../../auth/agent-auth.js'
 import type { RouteOptions } from '../../services.js'
 import type { AgentRecord } from '../../store/store.js'
 import type { AgentPolicies } from '../../policies/directory.js'
+
+const JSON_UTF8 = 'application/json; charset=utf-8'
 
 export async function evaluateRoute (app: FastifyInstance, { services }: RouteOptions): Promise<void> {
   app.addHook('onRequest', agentHook((req) => services.auth.v1Agent(req)))
@@ -24,7 +26,8 @@ export async function evaluateRoute (app: FastifyInstance, { services }: RouteOp
       const body = req.body as EvaluateBody
       const d = ap.set.evaluate(buildInputV1(body as Record<string, unknown>, ap.info))
       metrics.decision('v1', d.allowed)
-      reply.send(evaluateResponse(d, body.context))
+      // Serialised here (the schema below documents the answer): a JSON string is sent as it is.
+      reply.type(JSON_UTF8).send(evaluateResponseJson(d, body.context))
     }
     const withAgent = (agent: AgentRecord): void | Promise<void> => {
       ensureOwnAgent(agent, (req.body as EvaluateBody).agent_id)
