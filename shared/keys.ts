@@ -28,10 +28,14 @@ export function mintKey (kind: KeyKind): MintedKey {
   return { key, hash: hashKey(key), prefix: key.slice(0, KEY_PREFIX_LENGTH) }
 }
 
+/** Each kind's whole format, prefix and body: one anchored test per kind, no slicing (every request runs this). */
+const KEY_FORMATS = (Object.keys(KEY_PREFIXES) as KeyKind[]).map((kind) => ({ kind, format: new RegExp(`^${KEY_PREFIXES[kind]}${KEY_BODY.source.slice(1)}`) }))
+
 /** The kind of a well-formed key, or undefined for anything else. */
 export function keyKind (key: string): KeyKind | undefined {
-  for (const [kind, prefix] of Object.entries(KEY_PREFIXES)) {
-    if (key.startsWith(prefix)) return KEY_BODY.test(key.slice(prefix.length)) ? kind as KeyKind : undefined
+  for (let i = 0; i < KEY_FORMATS.length; i++) {
+    const f = KEY_FORMATS[i] as { kind: KeyKind, format: RegExp }
+    if (f.format.test(key)) return f.kind
   }
   return undefined
 }
