@@ -2,7 +2,7 @@
  * buildApp(config, deps): the control plane's fastify instance with every service and route, not
  * listening (main.ts listens). `app.close()` stops the workers and drains the ingest writer.
  */
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify'
+import Fastify, { type FastifyError, type FastifyInstance } from 'fastify'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { ControlPlaneConfig } from './config.js'
@@ -22,11 +22,12 @@ import { ServiceError } from '../shared/errors.js'
 import { errorBody, useJsonBodies } from '../shared/http.js'
 import { SecretBox } from '../shared/secret-box.js'
 import type { Services } from './services.js'
+import { fastifyLogging, processLogger, type LoggerOptions } from '../shared/logging.js'
 
 export interface AppDeps {
   store?: Store
-  /** Pino options or false; default: the config's level with keys redacted. */
-  logger?: boolean | Record<string, unknown>
+  /** Pino options, or false for no logs; default: the config's level with keys and tokens redacted. */
+  logger?: false | LoggerOptions
 }
 
 export function openStore (config: ControlPlaneConfig): Store {
@@ -36,29 +37,22 @@ export function openStore (config: ControlPlaneConfig): Store {
 
 export async function buildApp (config: ControlPlaneConfig, deps: AppDeps = {}): Promise<FastifyInstance> {
   const names = authNames(config.apiName)
-  const debug = config.logLevel === 'debug' || config.logLevel === 'trace'
+  const log = processLogger(config.logLevel, ['authorization', names.keyHeader, names.bootstrapHeader], deps.logger)
   const app = Fastify({
-    logger: deps.logger ?? {
-      level: config.logLevel,
-      redact: ['req.headers.authorization', `req.headers["${names.keyHeader}"]`, `req.headers["${names.bootstrapHeader}"]`]
-    },
+    ...fastifyLogging(log),
     bodyLimit: config.bodyLimit,
     ajv: { customOptions: { coerceTypes: false, allErrors: false } },
     forceCloseConnections: 'idle',
-    // One log line per request costs more than the decision itself; requests are counted and timed
-    // in /metrics, failures are logged by the error handler, and LOG_LEVEL=debug logs each request.
-    logController: new LogController({ disableRequestLogging: true }),
-    // A child logger per request only when requests are logged (debug); otherwise the app's logger.
-    ...(debug ? {} : { childLoggerFactory: (logger: FastifyBaseLogger) => logger }),
     return503OnClosing: true
   })
+  app.decorate('logger', log)
   const store = deps.store ?? openStore(config)
   const ownsStore = deps.store === undefined
-  const directory = new Directory(store, { pollMs: config.changePollMs, heartbeatIntervalSeconds: config.heartbeatIntervalSeconds, log: app.log })
+  const directory = new Directory(store, { pollMs: config.changePollMs, heartbeatIntervalSeconds: config.heartbeatIntervalSeconds, log })
   const ingest = new IngestWriter(store, {
     windowMs: config.ingestWindowMs,
     onCommit: (events) => directory.recordCosts(events),
-    onError: (err) => app.log.error({ err }, 'ingest commit failed')
+    onError: (err) => log.error({ err }, 'ingest commit failed')
   })
   const box = new SecretBox(config.masterKey)
   const metrics = new Metrics(() => ingest.status().queued)
@@ -68,10 +62,11 @@ export async function buildApp (config: ControlPlaneConfig, deps: AppDeps = {}):
     directory,
     ingest,
     auth: new Authenticator(store, directory, names, config.bootstrapSecret, config),
-    agents: new AgentService(store, directory, ingest, box, app.log),
+    agents: new AgentService(store, directory, ingest, box, log),
     metrics,
-    monitor: new HealthMonitor(store, { heartbeatIntervalSeconds: config.heartbeatIntervalSeconds, log: app.log }),
+    monitor: new HealthMonitor(store, { heartbeatIntervalSeconds: config.heartbeatIntervalSeconds, log }),
     box,
+    log,
     legacyServed: new Map()
   }
   app.decorate('services', services)
@@ -80,7 +75,7 @@ export async function buildApp (config: ControlPlaneConfig, deps: AppDeps = {}):
   app.addSchema(ErrorResponse)
   app.setErrorHandler((err: FastifyError, req, reply) => {
     const body = errorBody(err)
-    if (body.statusCode >= 500) req.log.error({ err, reqId: req.id, method: req.method, url: req.url }, 'request failed')
+    if (body.statusCode >= 500) log.error({ err, reqId: req.id, method: req.method, url: req.url }, 'request failed')
     if (err instanceof ServiceError && err.retryAfter !== undefined) reply.header('retry-after', String(err.retryAfter))
     reply.code(body.statusCode).send(body)
   })
@@ -91,7 +86,6 @@ export async function buildApp (config: ControlPlaneConfig, deps: AppDeps = {}):
   app.addHook('onResponse', (req, reply, done) => {
     const seconds = reply.elapsedTime / 1000
     metrics.observe(req.method, req.routeOptions.url ?? 'unmatched', reply.statusCode, seconds)
-    if (debug) req.log.debug({ method: req.method, url: req.url, statusCode: reply.statusCode, ms: reply.elapsedTime }, 'request completed')
     done()
   })
 

@@ -8,6 +8,7 @@ import type { AgentService } from './agents/service.js'
 import type { Metrics } from './health/metrics.js'
 import type { HealthMonitor } from './health/monitor.js'
 import type { SecretBox } from '../shared/secret-box.js'
+import type { Logger } from '../shared/logging.js'
 
 export interface Services {
   config: ControlPlaneConfig
@@ -19,6 +20,8 @@ export interface Services {
   metrics: Metrics
   monitor: HealthMonitor
   box: SecretBox
+  /** The process logger (fastify's app.log and req.log are silent below debug). */
+  log: Logger
   /** Legacy: the config hash last served to each agent (by uuid), for `config_updated`. */
   legacyServed: Map<string, string>
 }

@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify'
 import { ConfigError } from './config-env.js'
+import type {} from './logging.js' // app.logger
 
 export async function serveUntilSignal (
   command: string,
@@ -28,7 +29,7 @@ export async function serveUntilSignal (
     const stop = (signal: string): void => {
       if (stopping) return
       stopping = true
-      app.log.info({ signal }, closing)
+      app.logger.info({ signal }, closing)
       app.close().then(() => resolve(0), (e: unknown) => {
         err.write(`agentgov ${command}: shutdown failed: ${(e as Error).message}\n`)
         resolve(1)

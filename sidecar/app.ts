@@ -20,6 +20,7 @@ import { Spool } from './spool.js'
 import { Upstream, type UpstreamResponse } from './upstream.js'
 import { DEFAULT_FLUSHER_OPTIONS, EventFlusher } from './event-flusher.js'
 import { DecisionLog } from './decision-log.js'
+import { fastifyLogging, processLogger } from '../shared/logging.js'
 import { AgentStats, Heartbeats, type HeartbeatAgent } from './heartbeat.js'
 import { SidecarMetrics } from './metrics.js'
 import { ConfigWatch } from './config-watch.js'
@@ -53,11 +54,9 @@ export interface SidecarState {
 export async function buildSidecar (config: SidecarConfig): Promise<FastifyInstance> {
   const names = { key: `x-${config.apiName}-key`, bootstrap: `x-${config.apiName}-bootstrap` }
   const cpBase = `/api/${config.apiName}/v1`
-  const app = Fastify({
-    logger: { level: config.logLevel, redact: [`req.headers["${names.key}"]`, `req.headers["${names.bootstrap}"]`, 'req.headers.authorization'] },
-    bodyLimit: BODY_LIMIT,
-    forceCloseConnections: 'idle'
-  })
+  const log = processLogger(config.logLevel, [names.key, names.bootstrap, 'authorization'])
+  const app = Fastify({ ...fastifyLogging(log), bodyLimit: BODY_LIMIT, forceCloseConnections: 'idle' })
+  app.decorate('logger', log)
   const upstream = new Upstream(config.controlPlaneUrl, {
     connectTimeoutMs: config.connectTimeoutMs,
     requestTimeoutMs: config.requestTimeoutMs,
@@ -67,13 +66,13 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
   const rates = new MemoryRateCounters()
   const cache = new ConfigCache(join(config.dataDir, 'configs'), {
     policySet: { rates },
-    onBadFile: (file, err) => app.log.warn({ file, err: err.message }, 'a saved config cannot be read; skipped')
+    onBadFile: (file, err) => log.warn({ file, err: err.message }, 'a saved config cannot be read; skipped')
   })
   const spool = new Spool(join(config.dataDir, 'spool.db'), { maxEvents: config.spoolMaxEvents, maxBytes: config.spoolMaxBytes })
   const keys = new Map<string, KnownKey>()
   const flusher = new EventFlusher(spool, upstream, (h) => keys.get(h)?.key, {
     apiName: config.apiName,
-    onProblem: (message) => app.log.warn(message)
+    onProblem: (message) => log.warn(message)
   })
   const decisions = new DecisionLog(spool)
   const stats = new Map<string, AgentStats>()
@@ -99,11 +98,11 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
       try {
         cache.put(target.keyHash, pushed)
       } catch (err) {
-        app.log.warn({ err, agent: target.agentId }, 'a pushed config cannot be compiled; the cached one stays')
+        log.warn({ err, agent: target.agentId }, 'a pushed config cannot be compiled; the cached one stays')
       }
     },
     onRevoked: (target) => forgetKey(target.keyHash),
-    onProblem: (message) => app.log.debug(message)
+    onProblem: (message) => log.debug(message)
   })
   /** A verified key: remembered, and its config watched. */
   const remember = (keyHash: string, key: string, agentId: string): void => {
@@ -116,7 +115,7 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
 
   app.setErrorHandler((err: FastifyError, req, reply) => {
     const body = errorBody(err)
-    if (body.statusCode >= 500) req.log.error({ err }, 'request failed')
+    if (body.statusCode >= 500) log.error({ err }, 'request failed')
     if (err instanceof ServiceError && err.retryAfter !== undefined) reply.header('retry-after', String(err.retryAfter))
     reply.code(body.statusCode).send(body)
   })
@@ -197,7 +196,7 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
     refreshing.add(keyHash)
     fetchConfig(key, agentId).then((r) => {
       if (!('enforcer' in r) && (r.status === 401 || r.status === 403)) forgetKey(keyHash)
-    }, (err: unknown) => app.log.debug({ err }, 'config refresh failed; the cached config stays'))
+    }, (err: unknown) => log.debug({ err }, 'config refresh failed; the cached config stays'))
       .finally(() => refreshing.delete(keyHash))
   }
 
@@ -215,7 +214,7 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
         try {
           await fetchConfig(body.api_key, body.agent_id)
         } catch (err) {
-          req.log.warn({ err }, 'registered, but the config could not be fetched yet')
+          log.warn({ err }, 'registered, but the config could not be fetched yet')
           remember(hashKey(body.api_key), body.api_key, body.agent_id)
         }
       }

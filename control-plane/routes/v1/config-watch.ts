@@ -94,7 +94,7 @@ export async function configWatchRoute (app: FastifyInstance, { services }: Rout
           }
         } while (again)
       } catch (err) {
-        req.log.error({ err }, 'config watch: cannot read the config')
+        services.log.error({ err }, 'config watch: cannot read the config')
       } finally {
         checking = false
       }
