@@ -28,10 +28,20 @@ import { errorBody, useJsonBodies } from '../shared/http.js'
 import { ServiceError, forbidden, unauthorized, unavailable } from '../shared/errors.js'
 import { hashKey, keyKind } from '../shared/keys.js'
 import { MemoryRateCounters } from '../shared/policy/index.js'
-import { EvaluateBody, HeartbeatBody, eventsBody, type ConfigResponse } from '../shared/contracts/v1.js'
+import { EvaluateBody, HeartbeatBody, evaluateResponseJson, eventsBody, type ConfigResponse } from '../shared/contracts/v1.js'
 
 /** Request bodies at most, as on the control plane (413 above). */
 const BODY_LIMIT = 1024 * 1024 // 1 MiB
+
+const JSON_UTF8 = 'application/json; charset=utf-8'
+
+/** The agent of a request: its key (and hash), its agent id, and its cached config if any. */
+interface Caller {
+  keyHash: string
+  key: string
+  agentId: string
+  entry: CachedConfig | undefined
+}
 
 interface KnownKey {
   key: string
@@ -76,8 +86,6 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
   })
   const decisions = new DecisionLog(spool)
   const stats = new Map<string, AgentStats>()
-  /** The key hash of each request's agent, once known (for its stats). */
-  const requestAgent = new WeakMap<FastifyRequest, string>()
   const heartbeatAgents = (): HeartbeatAgent[] => [...keys].map(([keyHash, k]) => {
     const entry = cache.get(keyHash)
     return { keyHash, key: k.key, agentId: k.agentId, configHash: entry?.config.config_hash, intervalSeconds: entry?.config.config.heartbeat_interval_seconds ?? 60 }
@@ -141,36 +149,53 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
     return entry
   }
 
-  /** The calling agent (see `identify`), noted for the request's stats. */
-  const agentOf = async (req: FastifyRequest, agentId: string | undefined): Promise<{ keyHash: string, key: string, agentId: string, entry: CachedConfig | undefined }> => {
-    const a = await identify(req, agentId)
-    requestAgent.set(req, a.keyHash)
+  /**
+   * The calling agent (see `identify`), noted on the request for its stats. Synchronous when the key
+   * is known here (every request but an agent's first): no promise on the decision path.
+   */
+  const agentOf = (req: FastifyRequest, agentId: string | undefined): Caller | Promise<Caller> => {
+    const a = identify(req, agentId)
+    if (a instanceof Promise) {
+      return a.then((c) => {
+        req.callerKeyHash = c.keyHash
+        return c
+      })
+    }
+    req.callerKeyHash = a.keyHash
     return a
   }
-  app.addHook('onResponse', async (req, reply) => {
-    const keyHash = requestAgent.get(req)
-    if (keyHash === undefined) return
-    let s = stats.get(keyHash)
-    if (s === undefined) {
-      s = new AgentStats()
-      stats.set(keyHash, s)
+  app.decorateRequest('callerKeyHash', null)
+  app.addHook('onResponse', (req, reply, done) => {
+    const keyHash = req.callerKeyHash
+    if (keyHash !== null) {
+      let s = stats.get(keyHash)
+      if (s === undefined) {
+        s = new AgentStats()
+        stats.set(keyHash, s)
+      }
+      s.record(reply.elapsedTime, reply.statusCode >= 500)
     }
-    s.record(reply.elapsedTime, reply.statusCode >= 500)
+    done()
   })
 
   /** The calling agent: its key checked (here if seen, else by the control plane), and its config. */
-  const identify = async (req: FastifyRequest, agentId: string | undefined): Promise<{ keyHash: string, key: string, agentId: string, entry: CachedConfig | undefined }> => {
+  const identify = (req: FastifyRequest, agentId: string | undefined): Caller | Promise<Caller> => {
     const raw = req.headers[names.key]
     const key = typeof raw === 'string' ? raw.trim() : ''
     if (key === '') throw unauthorized('missing API key')
     if (keyKind(key) !== 'agentV1') throw unauthorized('malformed API key')
     const keyHash = hashKey(key)
     const known = keys.get(keyHash)
-    const entry = cache.get(keyHash)
     if (known !== undefined) {
       if (agentId !== undefined && agentId !== known.agentId) throw forbidden('agent_id does not match the authenticated agent')
-      return { keyHash, key, agentId: known.agentId, entry }
+      return { keyHash, key, agentId: known.agentId, entry: cache.get(keyHash) }
     }
+    return verify(key, keyHash, agentId)
+  }
+
+  /** A key not seen yet: checked by the control plane (its config fetched with it). */
+  const verify = async (key: string, keyHash: string, agentId: string | undefined): Promise<Caller> => {
+    const entry = cache.get(keyHash)
     const claimed = agentId ?? entry?.config.agent_id
     if (claimed === undefined) throw unauthorized('unknown API key')
     try {
@@ -228,21 +253,28 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
       return a.entry.config
     })
 
-    v1.post('/evaluate', { schema: { body: EvaluateBody } }, async (req) => {
-      const body = (req.body ?? {}) as Record<string, unknown>
-      const a = await agentOf(req, typeof body.agent_id === 'string' ? body.agent_id : undefined)
+    const decide = (reply: FastifyReply, body: Record<string, unknown>, a: Caller): void => {
       if (a.entry === undefined) {
         const cause = 'no policy config: the control plane is unreachable and none was saved'
         metrics.decision(config.failOpen ? 'fail_open' : 'fail_closed')
-        return config.failOpen
+        reply.send(config.failOpen
           ? { allowed: true, reason: null, policies_evaluated: [], warnings: [`fail-open: ${cause}`], restrictions: {}, context: body.context ?? {} }
-          : { allowed: false, reason: `fail-closed: ${cause}`, policies_evaluated: [], warnings: [], restrictions: {}, context: body.context ?? {} }
+          : { allowed: false, reason: `fail-closed: ${cause}`, policies_evaluated: [], warnings: [], restrictions: {}, context: body.context ?? {} })
+        return
       }
       if (cache.isStale(a.entry)) refreshSoon(a.keyHash, a.key, a.agentId)
-      const decision = a.entry.enforcer.evaluateV1(body)
+      const decision = a.entry.enforcer.decideV1(body)
       decisions.record(a.keyHash, a.agentId, body, decision)
       metrics.decision(decision.allowed ? 'allowed' : 'blocked')
-      return decision
+      // Serialised by hand, as on the control plane (the same text): a JSON string is sent as it is.
+      reply.type(JSON_UTF8).send(evaluateResponseJson(decision, body.context))
+    }
+    // Not async: with the key known and the config cached, the decision is made and sent synchronously.
+    v1.post('/evaluate', { schema: { body: EvaluateBody } }, (req, reply) => {
+      const body = (req.body ?? {}) as Record<string, unknown>
+      const a = agentOf(req, typeof body.agent_id === 'string' ? body.agent_id : undefined)
+      if (a instanceof Promise) return a.then((c) => decide(reply, body, c))
+      decide(reply, body, a)
     })
 
     v1.post('/events', { schema: { body: eventsBody(1000) } }, async (req, reply) => {
@@ -315,5 +347,9 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
 declare module 'fastify' {
   interface FastifyInstance {
     sidecar: SidecarState
+  }
+  interface FastifyRequest {
+    /** The key hash of the request's agent, once known (for its stats); null before. */
+    callerKeyHash: string | null
   }
 }

@@ -6,7 +6,7 @@
  * agent's other events. A crash can lose what was queued in the last interval: these events are the
  * sidecar's own record, never something an agent was told is stored.
  */
-import type { EvaluateResponse } from '../shared/contracts/v1.js'
+import type { Decision } from '../shared/policy/index.js'
 import type { Spool } from './spool.js'
 
 interface Queued {
@@ -35,7 +35,7 @@ export class DecisionLog {
   }
 
   /** Notes a v1 decision; only blocks are sent on. */
-  record (keyHash: string, agentId: string, body: Record<string, unknown>, d: EvaluateResponse): void {
+  record (keyHash: string, agentId: string, body: Record<string, unknown>, d: Pick<Decision, 'allowed' | 'reason' | 'policies_evaluated'>): void {
     if (d.allowed) return
     const context = (body.context ?? {}) as Record<string, unknown>
     this.queue.push({
