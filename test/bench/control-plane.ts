@@ -38,7 +38,7 @@ export async function startProcess (args: string[], env: Record<string, string> 
   })
 }
 
-async function load (opts: autocannon.Options): Promise<autocannon.Result> {
+export async function load (opts: autocannon.Options): Promise<autocannon.Result> {
   return await autocannon({ connections: 10, duration: DURATION, ...opts })
 }
 
@@ -78,21 +78,37 @@ export const POLICIES = [
   { name: 'hours', type: 'custom', config: { deny_if: { '==': [{ var: 'context.environment' }, 'frozen'] }, message: 'frozen' } }
 ]
 
+/** Applies policies (upserted by name) to the default tenant through the admin CLI. */
+export function applyPolicies (dir: string, policies: unknown[]): void {
+  const file = join(dir, `policies-${randomUUID()}.json`)
+  writeFileSync(file, JSON.stringify(policies))
+  const applied = spawnSync(process.execPath, [BIN, 'admin', 'policy', 'apply', '--tenant', DEFAULT_TENANT, '--file', file, '--data-dir', dir], { encoding: 'utf8' })
+  if (applied.status !== 0) throw new Error(`policy apply failed: ${applied.stderr}`)
+}
+
+/** The default tenant's bootstrap token, from a control plane's start-up output. */
+export function bootstrapTokenOf (cpOut: string): string {
+  return /bootstrap token: (bt_\S+)/.exec(cpOut)?.[1] as string
+}
+
+/** Registers a v1 agent at `baseUrl` (a control plane or a sidecar); returns its key. */
+export async function registerAgent (baseUrl: string, token: string, agentId: string): Promise<string> {
+  const reg = await fetch(`${baseUrl}/api/service/v1/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-service-bootstrap': token },
+    body: JSON.stringify({ agent_type: 'custom', agent_id: agentId })
+  })
+  if (reg.status !== 201) throw new Error(`register ${agentId}: ${reg.status} ${await reg.text()}`)
+  return (await reg.json() as { api_key: string }).api_key
+}
+
 /**
  * Applies POLICIES through the admin CLI, registers the agent `bench`, and checks that a decision
  * evaluates every policy. Returns the agent's key and the /evaluate body the benchmarks send.
  */
 export async function benchAgent (cpUrl: string, cpOut: string, dir: string): Promise<{ key: string, evalBody: string }> {
-  const token = /bootstrap token: (bt_\S+)/.exec(cpOut)?.[1] as string
-  writeFileSync(join(dir, 'policies.json'), JSON.stringify(POLICIES))
-  const applied = spawnSync(process.execPath, [BIN, 'admin', 'policy', 'apply', '--tenant', DEFAULT_TENANT, '--file', join(dir, 'policies.json'), '--data-dir', dir], { encoding: 'utf8' })
-  if (applied.status !== 0) throw new Error(`policy apply failed: ${applied.stderr}`)
-  const reg = await fetch(`${cpUrl}/api/service/v1/register`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-service-bootstrap': token },
-    body: JSON.stringify({ agent_type: 'custom', agent_id: 'bench' })
-  })
-  const { api_key: key } = await reg.json() as { api_key: string }
+  applyPolicies(dir, POLICIES)
+  const key = await registerAgent(cpUrl, bootstrapTokenOf(cpOut), 'bench')
   await new Promise((resolve) => setTimeout(resolve, 500)) // let the control plane see the policies
   const evalBody = JSON.stringify({
     agent_id: 'bench', action: 'tool_call', user_id: 'u1',

@@ -4,10 +4,12 @@ import { availableParallelism } from 'node:os'
 import { run as policyEngine } from './policy-engine.js'
 import { run as controlPlane } from './control-plane.js'
 import { run as instructions } from './instructions.js'
+import { run as sidecar } from './sidecar.js'
 
 const BENCHES: Record<string, () => string[] | Promise<string[]>> = {
   policy: policyEngine,
   'control-plane': controlPlane,
+  sidecar,
   instructions
 }
 
