@@ -2,7 +2,8 @@
  * buildSidecar(config): the sidecar's fastify instance (not listening; main.ts listens). It serves the
  * v1 agent surface on localhost (design.md, "The sidecar's promises"):
  * - POST /register, GET /secrets, POST /deregister: forwarded to the control plane as they are; the
- *   sidecar learns a registered agent's key (in memory only) and fetches its config;
+ *   sidecar learns a registered agent's key (in memory only) and fetches its config; a /secrets
+ *   answer is kept in memory until its `expires_at` and served while the control plane is away;
  * - GET /config/{agent_id}: from the config cache (refreshed when stale, the last good one kept);
  * - POST /evaluate: decided here, with the policy set compiled from the cached config; with no config
  *   and no control plane it fails open (or closed, with SERVICE_FAIL_OPEN=false);
@@ -20,6 +21,7 @@ import { Spool } from './spool.js'
 import { Upstream, type UpstreamResponse } from './upstream.js'
 import { DEFAULT_FLUSHER_OPTIONS, EventFlusher } from './event-flusher.js'
 import { DecisionLog } from './decision-log.js'
+import { SecretsCache } from './secrets-cache.js'
 import { fastifyLogging, processLogger } from '../shared/logging.js'
 import { AgentStats, Heartbeats, type HeartbeatAgent } from './heartbeat.js'
 import { SidecarMetrics } from './metrics.js'
@@ -56,6 +58,8 @@ export interface SidecarState {
   /** Keys seen and verified, by hash (memory only). */
   keys: Map<string, KnownKey>
   decisions: DecisionLog
+  /** The last /secrets answers, in memory until they expire. */
+  secrets: SecretsCache
   heartbeats: Heartbeats
   /** Requests served per agent (by key hash), for the heartbeats' metrics. */
   stats: Map<string, AgentStats>
@@ -92,7 +96,9 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
   })
   const heartbeats = new Heartbeats(upstream, spool, heartbeatAgents, (h) => stats.get(h), (a) => refreshSoon(a.keyHash, a.key, a.agentId), { apiName: config.apiName })
   const metrics = new SidecarMetrics({ spool, flusher, upstream, heartbeats })
+  const secrets = new SecretsCache()
   const forgetKey = (keyHash: string): void => {
+    secrets.forget(keyHash)
     keys.delete(keyHash)
     cache.delete(keyHash)
     watch.forget(keyHash)
@@ -117,7 +123,7 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
     keys.set(keyHash, { key, agentId })
     watch.ensure({ keyHash, key, agentId })
   }
-  const state: SidecarState = { cache, spool, upstream, flusher, keys, decisions, heartbeats, stats }
+  const state: SidecarState = { cache, spool, upstream, flusher, keys, decisions, secrets, heartbeats, stats }
   app.decorate('sidecar', state)
   cache.loadPersisted()
 
@@ -300,13 +306,26 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
 
     const forward = async (req: FastifyRequest, reply: FastifyReply, method: 'GET' | 'POST', path: string, agentId: string | undefined): Promise<FastifyReply> => {
       const a = await agentOf(req, agentId)
+      const isSecrets = method === 'GET' && path.startsWith('/secrets')
+      let res: UpstreamResponse
       try {
-        const res = await upstream.request({ method, path: `${cpBase}${path}`, headers: { [names.key]: a.key }, ...(method === 'POST' ? { body: req.body ?? {} } : {}) })
-        if (path === '/deregister' && res.status === 204) forgetKey(a.keyHash)
-        return relay(reply, res)
+        res = await upstream.request({ method, path: `${cpBase}${path}`, headers: { [names.key]: a.key }, ...(method === 'POST' ? { body: req.body ?? {} } : {}) })
       } catch (err) {
+        // Secrets fetched before, and not expired, are served while the control plane is away.
+        const kept = isSecrets ? secrets.get(a.keyHash, path) : undefined
+        if (kept !== undefined) return reply.send(kept)
         throw unreachable(err)
       }
+      if (path === '/deregister' && res.status === 204) forgetKey(a.keyHash)
+      if (isSecrets) {
+        if (res.status === 200) secrets.put(a.keyHash, path, res.json)
+        else if (res.status === 401 || res.status === 403) secrets.forget(a.keyHash)
+        else if (res.status >= 500) {
+          const kept = secrets.get(a.keyHash, path)
+          if (kept !== undefined) return reply.send(kept)
+        }
+      }
+      return relay(reply, res)
     }
     v1.get('/secrets', async (req, reply) => await forward(req, reply, 'GET', '/secrets', undefined))
     v1.get('/secrets/:agent_id', async (req, reply) => {
@@ -326,9 +345,21 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
 
   app.addHook('onReady', async () => {
     if (config.agentKey !== null) {
-      // An injected key: its agent id comes from a saved config, or from the control plane's answer.
-      const saved = cache.get(hashKey(config.agentKey))
-      if (saved !== undefined) remember(hashKey(config.agentKey), config.agentKey, saved.config.agent_id)
+      // An injected key: its agent id is SERVICE_AGENT_ID, or a saved config's, or (with neither) the
+      // one its agent's first request names. Its config is fetched now, in the background; the watch
+      // stream keeps trying while the control plane is away.
+      const keyHash = hashKey(config.agentKey)
+      const agentId = config.agentId ?? cache.get(keyHash)?.config.agent_id
+      if (keyKind(config.agentKey) !== 'agentV1') {
+        log.warn('SERVICE_AGENT_KEY is a legacy key (zk_live_): this sidecar serves the v1 API only; legacy agents talk to the control plane')
+      } else if (agentId !== undefined) {
+        remember(keyHash, config.agentKey, agentId)
+        fetchConfig(config.agentKey, agentId).then((r) => {
+          if ('enforcer' in r) return
+          log.error({ status: r.status, agent: agentId }, 'SERVICE_AGENT_KEY was refused by the control plane')
+          if (r.status === 401 || r.status === 403) forgetKey(keyHash)
+        }, (err: unknown) => log.warn({ err, agent: agentId }, 'the config of SERVICE_AGENT_KEY could not be fetched at start; the saved one (if any) is enforced'))
+      }
     }
     flusher.start()
     heartbeats.start()
@@ -336,6 +367,7 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
   app.addHook('onClose', async () => {
     heartbeats.stop()
     watch.stop()
+    secrets.clear()
     decisions.flush()
     await flusher.stop()
     await upstream.close()

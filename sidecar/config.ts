@@ -6,6 +6,7 @@
 import { resolve } from 'node:path'
 import { ConfigError, boolean, integer, logLevel, optionsHelp as helpOf, readOptions, type LogLevel, type OptionSpec } from '../shared/config-env.js'
 import { keyKind } from '../shared/keys.js'
+import { AGENT_ID_PATTERN } from '../shared/contracts/common.js'
 
 export interface SidecarConfig {
   port: number
@@ -14,6 +15,8 @@ export interface SidecarConfig {
   controlPlaneUrl: string
   /** An already registered agent's key (v1 or legacy), for pods where operators inject it; else null. */
   agentKey: string | null
+  /** The agent id of agentKey, so that its config is fetched at start even before any was saved; else null. */
+  agentId: string | null
   /** With no config and an unreachable control plane: allow (true) or block (false) with the cause. */
   failOpen: boolean
   /** Folder of the event spool and the last good configs. */
@@ -47,6 +50,7 @@ export const SIDECAR_OPTIONS = {
   host: { env: 'HOST', help: `address to listen on (default ${SIDECAR_DEFAULTS.host})` },
   'control-plane-url': { env: 'SERVICE_CONTROL_PLANE_URL', help: 'the control plane, e.g. http://control-plane:8080 (required)' },
   'agent-key': { env: 'SERVICE_AGENT_KEY', help: 'an already registered agent\'s key; its config is fetched at start (optional)' },
+  'agent-id': { env: 'SERVICE_AGENT_ID', help: 'the agent id of SERVICE_AGENT_KEY: its config is fetched at start even on a first start (optional)' },
   'fail-open': { env: 'SERVICE_FAIL_OPEN', help: 'with no config and no control plane: true allows, false blocks (default true)' },
   'data-dir': { env: 'SERVICE_SIDECAR_DATA_DIR', help: `event spool and last good configs (default ${SIDECAR_DEFAULTS.dataDir})` },
   'api-name': { env: 'SERVICE_API_NAME', help: 'renames /api/service, X-Service-* headers and the SERVICE_ env prefix (default service)' },
@@ -81,6 +85,14 @@ function agentKey (variable: string, raw: string | undefined): string | null {
   return key
 }
 
+function agentIdOf (variable: string, raw: string | undefined, haveKey: boolean, keyVariable: string): string | null {
+  if (raw === undefined) return null
+  const id = raw.trim()
+  if (!haveKey) throw new ConfigError(variable, `is the agent id of ${keyVariable}, which is not set`)
+  if (!new RegExp(AGENT_ID_PATTERN).test(id)) throw new ConfigError(variable, `must be an agent id (lower-case letters, digits, _ and -, at most 100), got "${raw}"`)
+  return id
+}
+
 export function loadSidecarConfig (argv: string[], env: NodeJS.ProcessEnv = process.env): SidecarConfig {
   const { apiName, get } = readOptions(SIDECAR_OPTIONS, argv, env)
   const int = (name: keyof typeof SIDECAR_OPTIONS, dflt: number, min: number, max: number): number => {
@@ -89,6 +101,7 @@ export function loadSidecarConfig (argv: string[], env: NodeJS.ProcessEnv = proc
   }
   const url = get('control-plane-url')
   const key = get('agent-key')
+  const id = get('agent-id')
   const failOpen = get('fail-open')
   const host = get('host')
   const hostValue = host.value ?? SIDECAR_DEFAULTS.host
@@ -99,6 +112,7 @@ export function loadSidecarConfig (argv: string[], env: NodeJS.ProcessEnv = proc
     host: hostValue,
     controlPlaneUrl: controlPlaneUrl(url.variable, url.value),
     agentKey: agentKey(key.variable, key.value),
+    agentId: agentIdOf(id.variable, id.value, key.value !== undefined, key.variable),
     failOpen: failOpen.value === undefined ? SIDECAR_DEFAULTS.failOpen : boolean(failOpen.variable, failOpen.value),
     dataDir: resolve(get('data-dir').value ?? SIDECAR_DEFAULTS.dataDir),
     apiName,

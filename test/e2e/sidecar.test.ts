@@ -97,7 +97,19 @@ t.test('v1 through the sidecar; the control plane killed and brought back: polic
   t.equal(hb.status, 202, 'heartbeat forwarded')
   t.equal(hb.json.config_changed, false)
 
+  const secretSet = spawnSync(process.execPath, [BIN, 'admin', 'secret', 'set', '--tenant', TENANT, '--scope', 'agent:side-bot', '--name', 'SEARCH_TOKEN', '--value', 's3cret-value', '--data-dir', cpDir],
+    { encoding: 'utf8', env: { ...process.env, ...env } })
+  t.equal(secretSet.status, 0, secretSet.stderr)
+  const secretsUp = await fetch(`${api}/secrets/side-bot`, { headers })
+  const secretsBody = await secretsUp.json() as { secrets: Record<string, string>, expires_at: string }
+  t.equal(secretsUp.status, 200, '/secrets is forwarded')
+  t.same(secretsBody.secrets, { SEARCH_TOKEN: 's3cret-value' }, 'with the agent\'s secrets')
+
   await kill(cp)
+  const secretsDown = await fetch(`${api}/secrets/side-bot`, { headers })
+  t.equal(secretsDown.status, 200, 'control plane down: the secrets fetched before are served until they expire')
+  t.same(await secretsDown.json(), secretsBody, 'the same answer, expires_at included')
+  t.equal((await fetch(`${api}/secrets`, { headers })).status, 503, 'a path never fetched is not made up: 503')
   const blocked = await post(`${api}/evaluate`, bodies[1], headers)
   t.equal(blocked.json.allowed, false, 'control plane down: the cached policy still blocks')
   t.equal((await post(`${api}/evaluate`, bodies[0], headers)).json.allowed, true, 'and allows')
@@ -128,6 +140,36 @@ t.test('v1 through the sidecar; the control plane killed and brought back: polic
   const gone = await post(`${api}/deregister`, {}, headers)
   t.equal(gone.status, 204, 'deregister forwarded')
   t.equal((await post(`${api}/evaluate`, bodies[0], headers)).status, 401, 'the key no longer works through the sidecar')
+  t.equal((await fetch(`${api}/secrets/side-bot`, { headers })).status, 401, 'nor do its kept secrets')
+})
+
+t.test('SERVICE_AGENT_KEY with SERVICE_AGENT_ID: the config is fetched at a first start, before the agent asks anything', async (t) => {
+  const dir = tempDir(t)
+  const cpDir = join(dir, 'cp')
+  const env = { SERVICE_BOOTSTRAP_SECRET: 'e2e-bootstrap-secret-0123456789' }
+  const cp = await startControlPlane(['--data-dir', cpDir], env)
+  t.teardown(() => kill(cp))
+  writeFileSync(join(dir, 'policies.json'), JSON.stringify([{ name: 'tools', type: 'tool_permission', config: { denied_tools: ['shell'] } }]))
+  const applied = spawnSync(process.execPath, [BIN, 'admin', 'policy', 'apply', '--tenant', TENANT, '--file', join(dir, 'policies.json'), '--data-dir', cpDir], { encoding: 'utf8', env: { ...process.env, ...env } })
+  t.equal(applied.status, 0, applied.stderr)
+  const reg = await post(`${cp.url}/api/service/v1/register`, { agent_type: 'custom', agent_id: 'injected' }, { 'x-service-bootstrap': cp.token })
+  const key = reg.json.api_key as string
+
+  const sc = await startSidecar(['--data-dir', join(dir, 'sidecar')], { SERVICE_CONTROL_PLANE_URL: cp.url, SERVICE_AGENT_KEY: key, SERVICE_AGENT_ID: 'injected', SERVICE_REQUEST_TIMEOUT_MS: '1000', SERVICE_CONNECT_TIMEOUT_MS: '500' })
+  t.teardown(() => kill(sc))
+  let ready: Record<string, unknown> = {}
+  for (let i = 0; i < 50; i++) {
+    ready = await (await fetch(`${sc.url}/readyz`)).json() as Record<string, unknown>
+    if (ready.ready === true && ready.agents === 1) break
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  t.match(ready, { ready: true, agents: 1, without_config: 0 }, 'ready with the injected agent\'s config')
+
+  await kill(cp)
+  const d = await post(`${sc.url}/api/service/v1/evaluate`, { agent_id: 'injected', action: 'tool_call', context: { tool: 'shell' } }, { 'x-service-key': key })
+  t.equal(d.status, 200)
+  t.equal(d.json.allowed, false, 'the control plane is gone, yet its policy is enforced: it was fetched at start')
+  t.equal((d.json.policies_evaluated as unknown[]).length, 1)
 })
 
 t.test('the sidecar killed with events spooled and the control plane down, both restarted: the saved config is enforced at once, every event stored once', async (t) => {

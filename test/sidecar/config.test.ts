@@ -25,6 +25,7 @@ t.test('defaults: only the control plane URL is required', async (t) => {
     host: '127.0.0.1',
     controlPlaneUrl: 'http://127.0.0.1:8080',
     agentKey: null,
+    agentId: null,
     failOpen: true,
     dataDir: resolve('./data/sidecar'),
     apiName: 'service',
@@ -96,3 +97,14 @@ t.test('an agent key that is not an agent key is refused, and the message never 
     t.notMatch(err.message, bad, 'the value is not in the message')
   }
 })
+
+t.test('loadSidecarConfig: SERVICE_AGENT_ID names the injected key\'s agent; it is checked and needs the key', async (t) => {
+  const base = { SERVICE_CONTROL_PLANE_URL: 'http://127.0.0.1:8080' }
+  const key = 'sk_agent_' + 'a'.repeat(43)
+  t.equal(loadSidecarConfig([], base).agentId, null, 'absent: null')
+  t.equal(loadSidecarConfig([], { ...base, SERVICE_AGENT_KEY: key, SERVICE_AGENT_ID: ' support-bot ' }).agentId, 'support-bot', 'trimmed')
+  t.equal(loadSidecarConfig(['--agent-key', key, '--agent-id', 'bot-2'], base).agentId, 'bot-2', 'as flags')
+  t.throws(() => loadSidecarConfig([], { ...base, SERVICE_AGENT_ID: 'support-bot' }), /SERVICE_AGENT_ID.*SERVICE_AGENT_KEY/, 'without the key')
+  t.throws(() => loadSidecarConfig([], { ...base, SERVICE_AGENT_KEY: key, SERVICE_AGENT_ID: 'Not A Slug' }), /SERVICE_AGENT_ID: must be an agent id/, 'not a slug')
+})
+
