@@ -10,15 +10,17 @@
  * - POST /events: written to the spool before the 202; the flusher sends them on;
  * - POST /heartbeat: forwarded; a `config_changed` answer refreshes the config at once.
  * A key the sidecar has not seen is verified once against the control plane (GET /config with it)
- * and then remembered by hash.
+ * and then remembered by hash. The legacy surface (`/api/service/...`, bearer keys) is served the
+ * same way: its config comes from the legacy GET /config, whose `v1_config` extension is compiled;
+ * /evaluate answers locally in the legacy shape with an `eval_` id of its own.
  */
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
-import { randomUUID } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
 import { join } from 'node:path'
 import type { SidecarConfig } from './config.js'
 import { ConfigCache, type CachedConfig } from './config-cache.js'
 import { Spool } from './spool.js'
-import { Upstream, type UpstreamResponse } from './upstream.js'
+import { Upstream, type UpstreamRequest, type UpstreamResponse } from './upstream.js'
 import { DEFAULT_FLUSHER_OPTIONS, EventFlusher } from './event-flusher.js'
 import { DecisionLog } from './decision-log.js'
 import { SecretsCache } from './secrets-cache.js'
@@ -30,12 +32,23 @@ import { errorBody, useJsonBodies } from '../shared/http.js'
 import { ServiceError, forbidden, unauthorized, unavailable } from '../shared/errors.js'
 import { hashKey, keyKind } from '../shared/keys.js'
 import { MemoryRateCounters } from '../shared/policy/index.js'
+import * as L from '../shared/contracts/legacy.js'
 import { EvaluateBody, HeartbeatBody, evaluateResponseJson, eventsBody, type ConfigResponse } from '../shared/contracts/v1.js'
 
 /** Request bodies at most, as on the control plane (413 above). */
 const BODY_LIMIT = 1024 * 1024 // 1 MiB
 
 const JSON_UTF8 = 'application/json; charset=utf-8'
+/** Legacy agents heartbeat every 30 s (interface.md: the legacy default). */
+const LEGACY_HEARTBEAT_SECONDS = 30
+
+/** The key of an `Authorization: Bearer <key>` header, as the control plane reads it. */
+function bearerOf (req: FastifyRequest): string | undefined {
+  const h = req.headers.authorization
+  if (typeof h !== 'string') return undefined
+  const m = /^Bearer[ ]+(\S+)\s*$/i.exec(h)
+  return m === null ? undefined : m[1]
+}
 
 /** The agent of a request: its key (and hash), its agent id, and its cached config if any. */
 interface Caller {
@@ -67,7 +80,8 @@ export interface SidecarState {
 
 export async function buildSidecar (config: SidecarConfig): Promise<FastifyInstance> {
   const names = { key: `x-${config.apiName}-key`, bootstrap: `x-${config.apiName}-bootstrap` }
-  const cpBase = `/api/${config.apiName}/v1`
+  const legacyBase = `/api/${config.apiName}`
+  const cpBase = `${legacyBase}/v1`
   const log = processLogger(config.logLevel, [names.key, names.bootstrap, 'authorization'])
   const app = Fastify({ ...fastifyLogging(log), bodyLimit: BODY_LIMIT, forceCloseConnections: 'idle' })
   app.decorate('logger', log)
@@ -92,7 +106,10 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
   const stats = new Map<string, AgentStats>()
   const heartbeatAgents = (): HeartbeatAgent[] => [...keys].map(([keyHash, k]) => {
     const entry = cache.get(keyHash)
-    return { keyHash, key: k.key, agentId: k.agentId, configHash: entry?.config.config_hash, intervalSeconds: entry?.config.config.heartbeat_interval_seconds ?? 60 }
+    const contract = keyKind(k.key) === 'agentLegacy' ? 'legacy' as const : 'v1' as const
+    // Legacy agents beat every 30 s (interface.md's legacy default); v1 at their config's interval.
+    const intervalSeconds = contract === 'legacy' ? LEGACY_HEARTBEAT_SECONDS : entry?.config.config.heartbeat_interval_seconds ?? 60
+    return { keyHash, contract, key: k.key, agentId: k.agentId, configHash: entry?.config.config_hash, intervalSeconds }
   })
   const heartbeats = new Heartbeats(upstream, spool, heartbeatAgents, (h) => stats.get(h), (a) => refreshSoon(a.keyHash, a.key, a.agentId), { apiName: config.apiName })
   const metrics = new SidecarMetrics({ spool, flusher, upstream, heartbeats })
@@ -118,10 +135,13 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
     onRevoked: (target) => forgetKey(target.keyHash),
     onProblem: (message) => log.debug(message)
   })
-  /** A verified key: remembered, and its config watched. */
+  /**
+   * A verified key: remembered, and (a v1 key) its config watched. The watch stream is a v1 route;
+   * a legacy key's config is refreshed at its `cache_ttl` and when a heartbeat says `config_updated`.
+   */
   const remember = (keyHash: string, key: string, agentId: string): void => {
     keys.set(keyHash, { key, agentId })
-    watch.ensure({ keyHash, key, agentId })
+    if (keyKind(key) === 'agentV1') watch.ensure({ keyHash, key, agentId })
   }
   const state: SidecarState = { cache, spool, upstream, flusher, keys, decisions, secrets, heartbeats, stats }
   app.decorate('sidecar', state)
@@ -153,6 +173,27 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
     const entry = cache.put(keyHash, res.json as ConfigResponse)
     remember(keyHash, key, agentId)
     return entry
+  }
+
+  /**
+   * Fetches and caches a legacy key's config (GET /config with the bearer key): the legacy answer is
+   * served as it came, and its `v1_config` extension is what the sidecar compiles and enforces.
+   */
+  const fetchLegacyConfig = async (key: string): Promise<CachedConfig | UpstreamResponse> => {
+    const res = await upstream.request({ method: 'GET', path: `${legacyBase}/config`, headers: { authorization: `Bearer ${key}` } })
+    if (res.status !== 200) return res
+    const answer = res.json as Record<string, unknown> & { v1_config?: ConfigResponse }
+    if (answer.v1_config === undefined) throw new Error('the control plane\'s legacy config has no v1_config: it is too old for local enforcement')
+    const keyHash = hashKey(key)
+    const entry = cache.put(keyHash, answer.v1_config, answer)
+    remember(keyHash, key, answer.v1_config.agent_id)
+    return entry
+  }
+
+  /** A refused config fetch as the error the agent gets (the control plane's status and message). */
+  const refusal = (fetched: UpstreamResponse): ServiceError => {
+    const message = (fetched.json as { message?: unknown } | undefined)?.message
+    return new ServiceError(fetched.status === 403 ? 'forbidden' : 'unauthorized', typeof message === 'string' ? message : 'refused by the control plane')
   }
 
   /**
@@ -207,8 +248,7 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
     try {
       const fetched = await fetchConfig(key, claimed)
       if ('enforcer' in fetched) return { keyHash, key, agentId: claimed, entry: fetched }
-      const message = (fetched.json as { message?: unknown } | undefined)?.message
-      throw new ServiceError(fetched.status === 403 ? 'forbidden' : 'unauthorized', typeof message === 'string' ? message : 'refused by the control plane')
+      throw refusal(fetched)
     } catch (err) {
       if (err instanceof ServiceError) throw err
       // The control plane is unreachable: a key whose config was saved before is taken as it was.
@@ -220,15 +260,73 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
     }
   }
 
+  /** The calling legacy agent (bearer `zk_live_` key): known here, or checked by the control plane. */
+  const legacyCaller = (req: FastifyRequest): Caller | Promise<Caller> => {
+    const key = bearerOf(req)
+    if (key === undefined) throw unauthorized('missing API key')
+    if (keyKind(key) !== 'agentLegacy') throw unauthorized('malformed API key')
+    const keyHash = hashKey(key)
+    req.callerKeyHash = keyHash
+    const known = keys.get(keyHash)
+    if (known !== undefined) return { keyHash, key, agentId: known.agentId, entry: cache.get(keyHash) }
+    return verifyLegacy(key, keyHash)
+  }
+
+  const verifyLegacy = async (key: string, keyHash: string): Promise<Caller> => {
+    const entry = cache.get(keyHash)
+    try {
+      const fetched = await fetchLegacyConfig(key)
+      if ('enforcer' in fetched) return { keyHash, key, agentId: fetched.config.agent_id, entry: fetched }
+      throw refusal(fetched)
+    } catch (err) {
+      if (err instanceof ServiceError) throw err
+      // The control plane is unreachable: a key whose config was saved before is taken as it was;
+      // an unknown one has no config (so /evaluate fails open or closed, /config is 503).
+      if (entry !== undefined) {
+        remember(keyHash, key, entry.config.agent_id)
+        return { keyHash, key, agentId: entry.config.agent_id, entry }
+      }
+      return { keyHash, key, agentId: '', entry: undefined }
+    }
+  }
+
   /** Refreshes a stale config in the background (the stale one is enforced meanwhile). */
   const refreshing = new Set<string>()
   const refreshSoon = (keyHash: string, key: string, agentId: string): void => {
     if (refreshing.has(keyHash)) return
     refreshing.add(keyHash)
-    fetchConfig(key, agentId).then((r) => {
+    const fetching = keyKind(key) === 'agentLegacy' ? fetchLegacyConfig(key) : fetchConfig(key, agentId)
+    fetching.then((r) => {
       if (!('enforcer' in r) && (r.status === 401 || r.status === 403)) forgetKey(keyHash)
     }, (err: unknown) => log.debug({ err }, 'config refresh failed; the cached config stays'))
       .finally(() => refreshing.delete(keyHash))
+  }
+
+  /**
+   * Forwards an agent's call with its key and relays the answer. A /secrets answer is kept in memory
+   * until it expires and served while the control plane is away; a 204 to /deregister forgets the key.
+   */
+  const forwardAs = async (a: Caller, reply: FastifyReply, request: UpstreamRequest): Promise<FastifyReply> => {
+    const isSecrets = request.method === 'GET' && /\/secrets(\/|$)/.test(request.path)
+    let res: UpstreamResponse
+    try {
+      res = await upstream.request(request)
+    } catch (err) {
+      // Secrets fetched before, and not expired, are served while the control plane is away.
+      const kept = isSecrets ? secrets.get(a.keyHash, request.path) : undefined
+      if (kept !== undefined) return reply.send(kept)
+      throw unreachable(err)
+    }
+    if (request.path.endsWith('/deregister') && res.status === 204) forgetKey(a.keyHash)
+    if (isSecrets) {
+      if (res.status === 200) secrets.put(a.keyHash, request.path, res.json)
+      else if (res.status === 401 || res.status === 403) secrets.forget(a.keyHash)
+      else if (res.status >= 500) {
+        const kept = secrets.get(a.keyHash, request.path)
+        if (kept !== undefined) return reply.send(kept)
+      }
+    }
+    return relay(reply, res)
   }
 
   await app.register(async (v1) => {
@@ -306,26 +404,7 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
 
     const forward = async (req: FastifyRequest, reply: FastifyReply, method: 'GET' | 'POST', path: string, agentId: string | undefined): Promise<FastifyReply> => {
       const a = await agentOf(req, agentId)
-      const isSecrets = method === 'GET' && path.startsWith('/secrets')
-      let res: UpstreamResponse
-      try {
-        res = await upstream.request({ method, path: `${cpBase}${path}`, headers: { [names.key]: a.key }, ...(method === 'POST' ? { body: req.body ?? {} } : {}) })
-      } catch (err) {
-        // Secrets fetched before, and not expired, are served while the control plane is away.
-        const kept = isSecrets ? secrets.get(a.keyHash, path) : undefined
-        if (kept !== undefined) return reply.send(kept)
-        throw unreachable(err)
-      }
-      if (path === '/deregister' && res.status === 204) forgetKey(a.keyHash)
-      if (isSecrets) {
-        if (res.status === 200) secrets.put(a.keyHash, path, res.json)
-        else if (res.status === 401 || res.status === 403) secrets.forget(a.keyHash)
-        else if (res.status >= 500) {
-          const kept = secrets.get(a.keyHash, path)
-          if (kept !== undefined) return reply.send(kept)
-        }
-      }
-      return relay(reply, res)
+      return await forwardAs(a, reply, { method, path: `${cpBase}${path}`, headers: { [names.key]: a.key }, ...(method === 'POST' ? { body: req.body ?? {} } : {}) })
     }
     v1.get('/secrets', async (req, reply) => await forward(req, reply, 'GET', '/secrets', undefined))
     v1.get('/secrets/:agent_id', async (req, reply) => {
@@ -334,6 +413,84 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
     })
     v1.post('/deregister', async (req, reply) => await forward(req, reply, 'POST', '/deregister', undefined))
   }, { prefix: cpBase })
+
+  // The legacy contract (interface.md 4.2): bearer keys, the same local decisions, legacy shapes.
+  await app.register(async (legacy) => {
+    legacy.post('/register', async (req, reply) => {
+      const authorization = req.headers.authorization
+      let res: UpstreamResponse
+      try {
+        res = await upstream.request({ method: 'POST', path: `${legacyBase}/register`, headers: typeof authorization === 'string' ? { authorization } : {}, body: req.body ?? {} })
+      } catch (err) {
+        throw unreachable(err)
+      }
+      const body = res.json as { agent_id?: string, api_key?: string } | undefined
+      if (res.status === 201 && typeof body?.api_key === 'string' && typeof body.agent_id === 'string') {
+        try {
+          await fetchLegacyConfig(body.api_key)
+        } catch (err) {
+          log.warn({ err }, 'registered, but the config could not be fetched yet')
+          remember(hashKey(body.api_key), body.api_key, body.agent_id)
+        }
+      }
+      return relay(reply, res)
+    })
+
+    legacy.get('/config', async (req) => {
+      const a = await legacyCaller(req)
+      if (a.entry?.legacy === undefined) throw unreachable('no config is cached for this agent')
+      if (cache.isStale(a.entry)) refreshSoon(a.keyHash, a.key, a.agentId)
+      return a.entry.legacy
+    })
+
+    const decideLegacy = (reply: FastifyReply, body: Record<string, unknown>, a: Caller): void => {
+      const evaluationId = `eval_${randomBytes(12).toString('base64url')}`
+      if (a.entry === undefined) {
+        const cause = 'no policy config: the control plane is unreachable and none was saved'
+        metrics.decision(config.failOpen ? 'fail_open' : 'fail_closed')
+        reply.send(config.failOpen
+          ? { allowed: true, reason: null, policies_evaluated: 0, restrictions: {}, warnings: [`fail-open: ${cause}`], evaluation_id: evaluationId }
+          : { allowed: false, reason: `fail-closed: ${cause}`, policies_evaluated: 0, restrictions: {}, warnings: [], evaluation_id: evaluationId })
+        return
+      }
+      if (cache.isStale(a.entry)) refreshSoon(a.keyHash, a.key, a.agentId)
+      const d = a.entry.enforcer.decideLegacy(body)
+      decisions.recordLegacy(a.keyHash, a.agentId, body, d, evaluationId)
+      metrics.decision(d.allowed ? 'allowed' : 'blocked')
+      reply.send({ allowed: d.allowed, reason: d.reason, policies_evaluated: d.policies_evaluated.length, restrictions: d.restrictions, warnings: d.warnings, evaluation_id: evaluationId })
+    }
+    legacy.post('/evaluate', { schema: { body: L.EvaluateBody } }, (req, reply) => {
+      const body = (req.body ?? {}) as Record<string, unknown>
+      const a = legacyCaller(req)
+      if (a instanceof Promise) return a.then((c) => decideLegacy(reply, body, c))
+      decideLegacy(reply, body, a)
+    })
+
+    legacy.post('/events', { schema: { body: L.eventsBody(1000) } }, async (req, reply) => {
+      const a = await legacyCaller(req)
+      const body = req.body as L.EventsBody
+      const result = spool.append(a.keyHash, 'legacy', a.agentId, body.events as Array<Record<string, unknown>>)
+      if (spool.status().depth >= DEFAULT_FLUSHER_OPTIONS.batchSize) flusher.nudge()
+      return reply.code(202).send({ accepted: result.accepted, dropped: result.dropped })
+    })
+
+    legacy.post('/heartbeat', { schema: { body: L.HeartbeatBody } }, async (req, reply) => {
+      const a = await legacyCaller(req)
+      try {
+        const res = await upstream.request({ method: 'POST', path: `${legacyBase}/heartbeat`, headers: { authorization: `Bearer ${a.key}` }, body: req.body ?? {} })
+        if ((res.json as { config_updated?: unknown } | undefined)?.config_updated === true) refreshSoon(a.keyHash, a.key, a.agentId)
+        return relay(reply, res)
+      } catch {
+        // The control plane is away: the agent's heartbeat is acknowledged here.
+        return reply.send({ acknowledged: true, config_updated: false })
+      }
+    })
+
+    legacy.get('/secrets', async (req, reply) => {
+      const a = await legacyCaller(req)
+      return await forwardAs(a, reply, { method: 'GET', path: `${legacyBase}/secrets`, headers: { authorization: `Bearer ${a.key}` } })
+    })
+  }, { prefix: legacyBase })
 
   app.get('/healthz', async () => ({ status: 'ok' }))
   app.get('/metrics', async (_req, reply) => reply.type('text/plain; version=0.0.4; charset=utf-8').send(metrics.render()))
@@ -345,20 +502,22 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
 
   app.addHook('onReady', async () => {
     if (config.agentKey !== null) {
-      // An injected key: its agent id is SERVICE_AGENT_ID, or a saved config's, or (with neither) the
-      // one its agent's first request names. Its config is fetched now, in the background; the watch
-      // stream keeps trying while the control plane is away.
-      const keyHash = hashKey(config.agentKey)
-      const agentId = config.agentId ?? cache.get(keyHash)?.config.agent_id
-      if (keyKind(config.agentKey) !== 'agentV1') {
-        log.warn('SERVICE_AGENT_KEY is a legacy key (zk_live_): this sidecar serves the v1 API only; legacy agents talk to the control plane')
-      } else if (agentId !== undefined) {
-        remember(keyHash, config.agentKey, agentId)
-        fetchConfig(config.agentKey, agentId).then((r) => {
+      // An injected key. A legacy key names its agent itself (legacy GET /config). A v1 key's agent id
+      // is SERVICE_AGENT_ID, or a saved config's, or (with neither) the one its agent's first request
+      // names. The config is fetched now, in the background; a saved one is enforced meanwhile.
+      const key = config.agentKey
+      const keyHash = hashKey(key)
+      const saved = cache.get(keyHash)
+      const legacyKey = keyKind(key) === 'agentLegacy'
+      const agentId = config.agentId ?? saved?.config.agent_id
+      if (saved !== undefined) remember(keyHash, key, saved.config.agent_id)
+      if (legacyKey || agentId !== undefined) {
+        const fetching = legacyKey ? fetchLegacyConfig(key) : fetchConfig(key, agentId as string)
+        fetching.then((r) => {
           if ('enforcer' in r) return
-          log.error({ status: r.status, agent: agentId }, 'SERVICE_AGENT_KEY was refused by the control plane')
+          log.error({ status: r.status }, 'SERVICE_AGENT_KEY was refused by the control plane')
           if (r.status === 401 || r.status === 403) forgetKey(keyHash)
-        }, (err: unknown) => log.warn({ err, agent: agentId }, 'the config of SERVICE_AGENT_KEY could not be fetched at start; the saved one (if any) is enforced'))
+        }, (err: unknown) => log.warn({ err }, 'the config of SERVICE_AGENT_KEY could not be fetched at start; a saved one (if any) is enforced'))
       }
     }
     flusher.start()

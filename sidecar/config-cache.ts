@@ -14,6 +14,8 @@ import { Enforcer } from './enforcer.js'
 
 export interface CachedConfig {
   config: ConfigResponse
+  /** For a legacy key: the control plane's legacy /config answer, served as it came. */
+  legacy?: Record<string, unknown>
   enforcer: Enforcer
   /** When the config was fetched (ms); for a config loaded from disk, when it was written. */
   fetchedAt: number
@@ -53,10 +55,10 @@ export class ConfigCache {
    * Compiles and caches a config fetched for the agent of `keyHash`, and writes it to disk. A config
    * that cannot be compiled throws, and neither the cache nor the disk changes.
    */
-  put (keyHash: string, config: ConfigResponse): CachedConfig {
+  put (keyHash: string, config: ConfigResponse, legacy?: Record<string, unknown>): CachedConfig {
     if (!KEY_HASH.test(keyHash)) throw new TypeError('keyHash must be a SHA-256 hex digest')
-    const entry: CachedConfig = { config, enforcer: new Enforcer(config, this.opts.policySet), fetchedAt: this.now() }
-    this.persist(keyHash, { fetched_at: entry.fetchedAt, config })
+    const entry: CachedConfig = { config, enforcer: new Enforcer(config, this.opts.policySet), fetchedAt: this.now(), ...(legacy !== undefined ? { legacy } : {}) }
+    this.persist(keyHash, { fetched_at: entry.fetchedAt, config, ...(legacy !== undefined ? { legacy } : {}) })
     this.entries.set(keyHash, entry)
     return entry
   }
@@ -82,10 +84,11 @@ export class ConfigCache {
       if (m === null) continue
       const path = join(this.dir, file)
       try {
-        const saved = JSON.parse(readFileSync(path, 'utf8')) as { fetched_at?: unknown, config?: ConfigResponse }
+        const saved = JSON.parse(readFileSync(path, 'utf8')) as { fetched_at?: unknown, config?: ConfigResponse, legacy?: unknown }
         if (saved.config === undefined || typeof saved.fetched_at !== 'number') throw new Error('not a saved config')
         const config = saved.config
-        this.entries.set(m[1] as string, { config, enforcer: new Enforcer(config, this.opts.policySet), fetchedAt: saved.fetched_at })
+        const legacy = saved.legacy !== null && typeof saved.legacy === 'object' ? saved.legacy as Record<string, unknown> : undefined
+        this.entries.set(m[1] as string, { config, enforcer: new Enforcer(config, this.opts.policySet), fetchedAt: saved.fetched_at, ...(legacy !== undefined ? { legacy } : {}) })
         loaded++
       } catch (err) {
         this.opts.onBadFile?.(path, err as Error)

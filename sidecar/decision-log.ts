@@ -7,10 +7,11 @@
  * sidecar's own record, never something an agent was told is stored.
  */
 import type { Decision } from '../shared/policy/index.js'
-import type { Spool } from './spool.js'
+import type { Spool, SpoolContract } from './spool.js'
 
 interface Queued {
   keyHash: string
+  contract: SpoolContract
   agentId: string
   event: Record<string, unknown>
 }
@@ -38,24 +39,42 @@ export class DecisionLog {
   record (keyHash: string, agentId: string, body: Record<string, unknown>, d: Pick<Decision, 'allowed' | 'reason' | 'policies_evaluated'>): void {
     if (d.allowed) return
     const context = (body.context ?? {}) as Record<string, unknown>
-    this.queue.push({
+    this.enqueue({
       keyHash,
+      contract: 'v1',
       agentId,
       event: {
         type: 'policy.blocked',
         category: 'audit',
         timestamp: new Date().toISOString(),
         user_id: typeof body.user_id === 'string' ? body.user_id : null,
-        payload: {
-          action: body.action,
-          tool: context.tool ?? context.tool_name ?? null,
-          model: context.model ?? null,
-          reason: d.reason,
-          failed: d.policies_evaluated.filter((p) => p.result === 'fail').map((p) => p.name),
-          decided_by: 'sidecar'
-        }
+        payload: blockPayload(body.action, context.tool ?? context.tool_name, context.model, d)
       }
     })
+  }
+
+  /**
+   * A legacy block: a legacy `policy.blocked` event carrying the decision's `evaluation_id`, so the
+   * agent's own events that cite that id are linked to it.
+   */
+  recordLegacy (keyHash: string, agentId: string, body: Record<string, unknown>, d: Pick<Decision, 'allowed' | 'reason' | 'policies_evaluated'>, evaluationId: string): void {
+    if (d.allowed) return
+    const context = (body.context ?? {}) as Record<string, unknown>
+    this.enqueue({
+      keyHash,
+      contract: 'legacy',
+      agentId,
+      event: {
+        type: 'policy.blocked',
+        timestamp: new Date().toISOString(),
+        evaluation_id: evaluationId,
+        data: { ...blockPayload(body.request_type, context.tool, body.model, d), ...(typeof context.user_id === 'string' ? { user_id: context.user_id } : {}) }
+      }
+    })
+  }
+
+  private enqueue (q: Queued): void {
+    this.queue.push(q)
     if (this.queue.length >= this.opts.maxQueued) this.flush()
     else if (this.timer === null) {
       this.timer = setTimeout(() => this.flush(), this.opts.intervalMs)
@@ -71,17 +90,30 @@ export class DecisionLog {
     this.queue = []
     const byAgent = new Map<string, Queued[]>()
     for (const q of queued) {
-      const list = byAgent.get(q.keyHash)
-      if (list === undefined) byAgent.set(q.keyHash, [q])
+      const group = `${q.contract} ${q.keyHash}`
+      const list = byAgent.get(group)
+      if (list === undefined) byAgent.set(group, [q])
       else list.push(q)
     }
-    for (const [keyHash, list] of byAgent) {
-      this.spool.append(keyHash, 'v1', (list[0] as Queued).agentId, list.map((q) => q.event))
+    for (const list of byAgent.values()) {
+      const first = list[0] as Queued
+      this.spool.append(first.keyHash, first.contract, first.agentId, list.map((q) => q.event))
     }
     return queued.length
   }
 
   get queued (): number {
     return this.queue.length
+  }
+}
+
+function blockPayload (action: unknown, tool: unknown, model: unknown, d: Pick<Decision, 'reason' | 'policies_evaluated'>): Record<string, unknown> {
+  return {
+    action,
+    tool: tool ?? null,
+    model: model ?? null,
+    reason: d.reason,
+    failed: d.policies_evaluated.filter((p) => p.result === 'fail').map((p) => p.name),
+    decided_by: 'sidecar'
   }
 }

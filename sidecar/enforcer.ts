@@ -6,7 +6,7 @@
  */
 import { evaluateResponse, type ConfigResponse, type EvaluateResponse } from '../shared/contracts/v1.js'
 import {
-  agentInfoOf, buildInputV1, compilePolicySet, type AgentInfo, type Decision, type PolicyInput, type PolicySet, type PolicySetOptions
+  agentInfoOf, buildInputLegacy, buildInputV1, compilePolicySet, type AgentInfo, type Decision, type PolicyInput, type PolicySet, type PolicySetOptions
 } from '../shared/policy/index.js'
 
 export class Enforcer {
@@ -36,6 +36,11 @@ export class Enforcer {
   /** Decides a v1 /evaluate body (already validated by the route's schema). */
   decideV1 (body: Record<string, unknown>, now: number = Date.now()): Decision {
     return this.set.evaluate(buildInputV1(body, this.agent, now))
+  }
+
+  /** Decides a legacy /evaluate body (already validated by the route's schema). */
+  decideLegacy (body: Record<string, unknown>, now: number = Date.now()): Decision {
+    return this.set.evaluate(buildInputLegacy(body, this.agent, now))
   }
 
   /** The v1 /evaluate answer to a body, as the control plane gives it. */

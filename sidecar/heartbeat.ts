@@ -47,6 +47,8 @@ export class AgentStats {
 /** What the heartbeat sender needs to know of one agent. */
 export interface HeartbeatAgent {
   keyHash: string
+  /** The contract of the key: a v1 key gets v1 heartbeats, a legacy key legacy ones. */
+  contract: 'v1' | 'legacy'
   key: string
   agentId: string
   configHash: string | undefined
@@ -97,11 +99,16 @@ export class Heartbeats {
         ...(a.configHash !== undefined ? { config_hash: a.configHash } : {}),
         telemetry: { sent_by: 'sidecar', spool_depth: spool.depth, spool_dropped: spool.dropped }
       }
+      const name = this.opts.apiName
+      const request = a.contract === 'v1'
+        ? { method: 'POST' as const, path: `/api/${name}/v1/heartbeat`, headers: { [`x-${name}-key`]: a.key }, body }
+        : { method: 'POST' as const, path: `/api/${name}/heartbeat`, headers: { authorization: `Bearer ${a.key}` }, body: { status: body.status, metrics: body.metrics, ...(a.configHash !== undefined ? { config_hash: a.configHash } : {}) } }
       try {
-        const res = await this.upstream.request({ method: 'POST', path: `/api/${this.opts.apiName}/v1/heartbeat`, headers: { [`x-${this.opts.apiName}-key`]: a.key }, body })
+        const res = await this.upstream.request(request)
         if (res.status >= 200 && res.status < 300) this.sent++
         else this.failed++
-        if ((res.json as { config_changed?: unknown } | undefined)?.config_changed === true) this.onConfigChanged(a)
+        const answer = res.json as { config_changed?: unknown, config_updated?: unknown } | undefined
+        if (answer?.config_changed === true || answer?.config_updated === true) this.onConfigChanged(a)
       } catch {
         this.failed++
       }

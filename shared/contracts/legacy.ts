@@ -1,5 +1,6 @@
 /** The legacy REST contract (`/api/service/`), interface.md section 4.2. */
 import { Type, type Static } from '@sinclair/typebox'
+import { ConfigResponse as V1ConfigResponse } from './v1.js'
 import { StringEnum, AgentId, Capabilities, FreeObject, Hash, HealthValue, Metrics, ShortString, Timestamp } from './common.js'
 
 export const RegisterBody = Type.Object({
@@ -63,7 +64,12 @@ export const ConfigResponse = Type.Object({
   allowed_models: Type.Array(Type.String()),
   features: Type.Record(Type.String(), Type.Boolean()),
   cache_ttl: Type.Integer(),
-  config_hash: Type.String()
+  config_hash: Type.String(),
+  /**
+   * Extension: the same config in the v1 shape (named policies with enforcement, priority and scope,
+   * and the agent's identity), which a sidecar compiles to decide legacy requests locally.
+   */
+  v1_config: Type.Optional(V1ConfigResponse)
 })
 
 export const LEGACY_EVENT_TYPES = [

@@ -346,3 +346,92 @@ t.test('one sidecar serves several agents, each with its own policies, key and e
   }
   t.strictSame(rows, [{ agent_id: 'alpha', id: 'ev-0100' }, { agent_id: 'beta', id: 'ev-0101' }], 'each agent\'s events stored as that agent\'s')
 })
+
+/** The legacy events a test sent (ids lg-NNNN) and the sidecar's legacy blocks, as stored. */
+function legacyStored (dbFile: string): { ids: string[], blocks: Array<{ evaluation_id: string | null }> } {
+  const db = new Database(dbFile, { readonly: true })
+  try {
+    const ids = (db.prepare("SELECT client_event_id AS id FROM events WHERE client_event_id LIKE 'lg-%' ORDER BY client_event_id").all() as Array<{ id: string }>).map((r) => r.id)
+    const blocks = db.prepare("SELECT evaluation_id FROM events WHERE event_type = 'policy.blocked'").all() as Array<{ evaluation_id: string | null }>
+    return { ids, blocks }
+  } finally {
+    db.close()
+  }
+}
+
+t.test('the legacy contract through the sidecar: same answers as the control plane, local decisions with eval_ ids, events stored once across an outage', async (t) => {
+  const dir = tempDir(t)
+  const cpDir = join(dir, 'cp')
+  const env = { SERVICE_BOOTSTRAP_SECRET: 'e2e-bootstrap-secret-0123456789' }
+  let cp = await startControlPlane(['--data-dir', cpDir], env)
+  t.teardown(() => kill(cp))
+  const cpPort = new URL(cp.url).port
+  const created = spawnSync(process.execPath, [BIN, 'admin', 'tenant', 'create', '--name', 'Legacy Co', '--json', '--data-dir', cpDir], { encoding: 'utf8', env: { ...process.env, ...env } })
+  t.equal(created.status, 0, created.stderr)
+  const tenant = JSON.parse(created.stdout) as { tenant_id: string, tenant_api_key: string }
+  writeFileSync(join(dir, 'policies.json'), JSON.stringify([{ name: 'models', type: 'model_restriction', config: { allowed_models: ['gpt-4o*'], max_tokens: 4000 } }]))
+  const applied = spawnSync(process.execPath, [BIN, 'admin', 'policy', 'apply', '--tenant', tenant.tenant_id, '--file', join(dir, 'policies.json'), '--data-dir', cpDir], { encoding: 'utf8', env: { ...process.env, ...env } })
+  t.equal(applied.status, 0, applied.stderr)
+
+  const sc = await startSidecar(['--data-dir', join(dir, 'sidecar')], { SERVICE_CONTROL_PLANE_URL: cp.url, SERVICE_REQUEST_TIMEOUT_MS: '1000', SERVICE_CONNECT_TIMEOUT_MS: '500' })
+  t.teardown(() => kill(sc))
+  const api = `${sc.url}/api/service`
+  const reg = await post(`${api}/register`, { name: 'Legacy bot', agent_id: 'legacy-bot' }, { authorization: `Bearer ${tenant.tenant_api_key}` })
+  t.equal(reg.status, 201, 'legacy register is forwarded with the tenant key')
+  const key = reg.json.api_key as string
+  t.match(key, /^zk_live_/)
+  const auth = { authorization: `Bearer ${key}` }
+
+  const viaSidecar = await (await fetch(`${api}/config`, { headers: auth })).json() as Record<string, unknown>
+  const direct = await (await fetch(`${cp.url}/api/service/config`, { headers: auth })).json() as Record<string, unknown>
+  t.same(viaSidecar, direct, 'GET /config: the control plane\'s legacy answer, from the cache')
+  t.equal(viaSidecar.agent_id, 'legacy-bot')
+
+  const bodies = [
+    { request_type: 'llm.invoke', model: 'gpt-4o-mini', tokens_requested: 100, messages: [{ role: 'user', content: 'hello' }] },
+    { request_type: 'llm.invoke', model: 'claude-3-opus', tokens_requested: 100, messages: [{ role: 'user', content: 'hello' }] }
+  ]
+  for (const body of bodies) {
+    const local = await post(`${api}/evaluate`, body, auth)
+    const remote = await post(`${cp.url}/api/service/evaluate`, body, auth)
+    t.equal(local.status, 200)
+    t.match(local.json.evaluation_id, /^eval_[A-Za-z0-9_-]+$/, `${body.model}: an eval_ id of the sidecar's own`)
+    t.not(local.json.evaluation_id, remote.json.evaluation_id)
+    const { evaluation_id: _l, ...localRest } = local.json
+    const { evaluation_id: _r, ...remoteRest } = remote.json
+    t.strictSame(localRest, remoteRest, `${body.model}: the sidecar decides as the control plane`)
+  }
+  t.equal((await post(`${api}/evaluate`, bodies[0], { authorization: `Bearer zk_live_${'Z'.repeat(43)}` })).status, 401, 'an unknown legacy key: 401')
+  t.equal((await post(`${api}/evaluate`, bodies[0], { authorization: `Bearer sk_agent_${'Z'.repeat(43)}` })).status, 401, 'a v1 key on the legacy surface: 401')
+  t.equal((await post(`${api}/evaluate`, { model: 'x' }, auth)).status, 400, 'a body without request_type: 400')
+
+  const ev = (n: number, extra: Record<string, unknown> = {}): Record<string, unknown> =>
+    ({ id: `lg-${String(n).padStart(4, '0')}`, type: 'llm.invoke', timestamp: new Date().toISOString(), data: { n }, ...extra })
+  const first = await post(`${api}/events`, { events: [ev(1), ev(2)] }, auth)
+  t.equal(first.status, 202)
+  t.match(first.json, { accepted: 2, dropped: 0 })
+  const hb = await post(`${api}/heartbeat`, { status: 'healthy', config_hash: viaSidecar.config_hash }, auth)
+  t.equal(hb.status, 200, 'heartbeat forwarded')
+  t.equal(hb.json.config_updated, false)
+  t.equal((await fetch(`${api}/secrets`, { headers: auth })).status, 200, '/secrets forwarded')
+
+  await kill(cp)
+  const blocked = await post(`${api}/evaluate`, bodies[1], auth)
+  t.equal(blocked.json.allowed, false, 'control plane down: the cached policy still blocks')
+  const during = await post(`${api}/events`, { events: [ev(3, { evaluation_id: blocked.json.evaluation_id })] }, auth)
+  t.equal(during.status, 202, 'events are still accepted')
+  const hbDown = await post(`${api}/heartbeat`, { status: 'healthy' }, auth)
+  t.match(hbDown, { status: 200, json: { acknowledged: true, config_updated: false } }, 'a heartbeat is acknowledged locally')
+  t.equal((await fetch(`${api}/secrets`, { headers: auth })).status, 200, 'the secrets fetched before are served while they are valid')
+
+  cp = await startControlPlane(['--data-dir', cpDir, '--port', cpPort], env)
+  const dbFile = join(cpDir, 'agentgov.db')
+  let stored = legacyStored(dbFile)
+  for (let i = 0; i < 150 && (stored.ids.length < 3 || stored.blocks.length < 2); i++) {
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    stored = legacyStored(dbFile)
+  }
+  t.strictSame(stored.ids, ['lg-0001', 'lg-0002', 'lg-0003'], 'every acknowledged legacy event stored exactly once')
+  const blockIds = stored.blocks.map((b) => b.evaluation_id)
+  t.ok(blockIds.includes(blocked.json.evaluation_id as string), 'the sidecar\'s block was sent on as a policy.blocked event with its evaluation_id')
+})

@@ -46,7 +46,7 @@ t.test('Heartbeats: sent when due with metrics, config hash and spool state; con
   })
   const { agentId, key } = await ta.registerV1({ agent_type: 'custom', agent_id: 'beating' })
   const current = (await ta.v1('GET', `/config/${agentId}`, { key })).json() as { config_hash: string }
-  const agent: HeartbeatAgent = { keyHash: hashKey(key), key, agentId, configHash: current.config_hash, intervalSeconds: 60 }
+  const agent: HeartbeatAgent = { keyHash: hashKey(key), contract: 'v1', key, agentId, configHash: current.config_hash, intervalSeconds: 60 }
   const stats = new AgentStats()
   stats.record(3, false)
   spool.append('other', 'v1', 'x', [{ type: 't', category: 'audit' }])
@@ -82,7 +82,7 @@ t.test('Heartbeats: an unreachable control plane counts a failure and throws not
   const spool = new Spool(join(dir, 'spool.db'))
   const upstream = new Upstream('http://127.0.0.1:9', { connectTimeoutMs: 300 })
   t.teardown(async () => { await upstream.close(); spool.close(); rmSync(dir, { recursive: true, force: true }) })
-  const agent: HeartbeatAgent = { keyHash: 'h', key: 'k', agentId: 'a', configHash: undefined, intervalSeconds: 1 }
+  const agent: HeartbeatAgent = { keyHash: 'h', contract: 'v1', key: 'k', agentId: 'a', configHash: undefined, intervalSeconds: 1 }
   const hb = new Heartbeats(upstream, spool, () => [agent], () => undefined, () => {}, { apiName: 'service' })
   await hb.tick()
   t.strictSame(hb.status(), { sent: 0, failed: 1 })

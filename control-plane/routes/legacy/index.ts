@@ -11,7 +11,8 @@ import type { RouteOptions } from '../../services.js'
 import { agentHook, agentOf } from '../../auth/agent-auth.js'
 import { LEGACY_HEARTBEAT_SECONDS } from '../../health/monitor.js'
 import { SECRETS_TTL_MS } from '../v1/secrets.js'
-import type { AgentPolicies } from '../../policies/directory.js'
+import { configResponse, type AgentPolicies } from '../../policies/directory.js'
+import type { AgentRecord } from '../../store/store.js'
 
 export const LEGACY_CACHE_TTL = 300
 
@@ -26,9 +27,9 @@ function categoryOf (type: string): string {
   return 'telemetry'
 }
 
-function legacyConfig (agentId: string, ap: AgentPolicies): Record<string, unknown> {
+function legacyConfig (agent: AgentRecord, ap: AgentPolicies): Record<string, unknown> {
   return {
-    agent_id: agentId,
+    agent_id: agent.agent_id,
     policies: ap.legacy,
     allowed_models: ap.set.restrictions.allowed_models ?? [],
     features: {
@@ -38,7 +39,8 @@ function legacyConfig (agentId: string, ap: AgentPolicies): Record<string, unkno
       budget_tracking: ap.legacy.some((p) => p.type === 'budget_limit')
     },
     cache_ttl: LEGACY_CACHE_TTL,
-    config_hash: ap.hash
+    config_hash: ap.hash,
+    v1_config: configResponse(agent, ap)
   }
 }
 
@@ -116,7 +118,7 @@ export async function legacyRoutes (app: FastifyInstance, { services }: RouteOpt
     const agent = agentOf(req)
     const ap = await directory.forAgent(agent)
     legacyServed.set(agent.id, ap.hash)
-    return legacyConfig(agent.agent_id, ap)
+    return legacyConfig(agent, ap)
   })
 
   app.post('/events', {
