@@ -127,7 +127,12 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
     connectTimeoutMs: config.connectTimeoutMs,
     onConfig: (target, pushed) => {
       try {
-        cache.put(target.keyHash, pushed)
+        if (target.contract === 'v1') cache.put(target.keyHash, pushed as ConfigResponse)
+        else {
+          const answer = pushed as Record<string, unknown> & { v1_config?: ConfigResponse }
+          if (answer.v1_config === undefined) throw new Error('a pushed legacy config has no v1_config')
+          cache.put(target.keyHash, answer.v1_config, answer)
+        }
       } catch (err) {
         log.warn({ err, agent: target.agentId }, 'a pushed config cannot be compiled; the cached one stays')
       }
@@ -135,13 +140,10 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
     onRevoked: (target) => forgetKey(target.keyHash),
     onProblem: (message) => log.debug(message)
   })
-  /**
-   * A verified key: remembered, and (a v1 key) its config watched. The watch stream is a v1 route;
-   * a legacy key's config is refreshed at its `cache_ttl` and when a heartbeat says `config_updated`.
-   */
+  /** A verified key: remembered, and its config watched. */
   const remember = (keyHash: string, key: string, agentId: string): void => {
     keys.set(keyHash, { key, agentId })
-    if (keyKind(key) === 'agentV1') watch.ensure({ keyHash, key, agentId })
+    watch.ensure({ keyHash, contract: keyKind(key) === 'agentLegacy' ? 'legacy' : 'v1', key, agentId })
   }
   const state: SidecarState = { cache, spool, upstream, flusher, keys, decisions, secrets, heartbeats, stats }
   app.decorate('sidecar', state)

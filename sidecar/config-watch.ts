@@ -1,15 +1,17 @@
 /**
  * Config pushed by the control plane (issue 4): for each agent it knows, the sidecar holds the
- * server-sent event stream GET /v1/config/{agent_id}/watch open. A `config` event replaces the cached
- * config at once; `revoked` forgets the key and its config. A stream that ends or fails is opened
+ * server-sent event stream GET /v1/config/{agent_id}/watch open (a legacy key: GET /config/watch,
+ * whose events are legacy /config answers). A `config` event replaces the cached config at once;
+ * `revoked` forgets the key and its config. A stream that ends or fails is opened
  * again after a delay that doubles from `baseMs` to `maxMs` (with full jitter), and resets once a
  * stream delivers an event.
  */
 import { request } from 'undici'
-import type { ConfigResponse } from '../shared/contracts/v1.js'
 
 export interface WatchTarget {
   keyHash: string
+  /** A v1 key watches the v1 route; a legacy key (bearer) the legacy one. */
+  contract: 'v1' | 'legacy'
   key: string
   agentId: string
 }
@@ -19,7 +21,8 @@ export interface ConfigWatchOptions {
   baseMs: number
   maxMs: number
   connectTimeoutMs: number
-  onConfig: (target: WatchTarget, config: ConfigResponse) => void
+  /** A pushed config: a v1 config document, or for a legacy key a legacy /config answer. */
+  onConfig: (target: WatchTarget, config: unknown) => void
   onRevoked: (target: WatchTarget) => void
   onProblem?: (message: string) => void
   random?: () => number
@@ -68,8 +71,12 @@ export class ConfigWatch {
     const { target } = s
     let delivered = false
     try {
-      const res = await request(`${this.baseUrl}/api/${this.opts.apiName}/v1/config/${encodeURIComponent(target.agentId)}/watch`, {
-        headers: { [`x-${this.opts.apiName}-key`]: target.key, accept: 'text/event-stream' },
+      const name = this.opts.apiName
+      const [path, auth] = target.contract === 'v1'
+        ? [`/api/${name}/v1/config/${encodeURIComponent(target.agentId)}/watch`, { [`x-${name}-key`]: target.key }]
+        : [`/api/${name}/config/watch`, { authorization: `Bearer ${target.key}` }]
+      const res = await request(`${this.baseUrl}${path}`, {
+        headers: { ...auth, accept: 'text/event-stream' },
         signal: s.abort.signal,
         headersTimeout: this.opts.connectTimeoutMs,
         bodyTimeout: 0
@@ -96,7 +103,7 @@ export class ConfigWatch {
           if (event === undefined || data === '') continue
           delivered = true
           s.failures = 0
-          if (event === 'config') this.opts.onConfig(target, JSON.parse(data) as ConfigResponse)
+          if (event === 'config') this.opts.onConfig(target, JSON.parse(data) as unknown)
           if (event === 'revoked') {
             this.forget(target.keyHash)
             this.opts.onRevoked(target)

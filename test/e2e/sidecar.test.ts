@@ -434,4 +434,15 @@ t.test('the legacy contract through the sidecar: same answers as the control pla
   t.strictSame(stored.ids, ['lg-0001', 'lg-0002', 'lg-0003'], 'every acknowledged legacy event stored exactly once')
   const blockIds = stored.blocks.map((b) => b.evaluation_id)
   t.ok(blockIds.includes(blocked.json.evaluation_id as string), 'the sidecar\'s block was sent on as a policy.blocked event with its evaluation_id')
+
+  writeFileSync(join(dir, 'deny.json'), JSON.stringify([{ name: 'no-mini', type: 'model_restriction', config: { denied_models: ['*-mini'] } }]))
+  const denied = spawnSync(process.execPath, [BIN, 'admin', 'policy', 'apply', '--tenant', tenant.tenant_id, '--file', join(dir, 'deny.json'), '--data-dir', cpDir], { encoding: 'utf8', env: { ...process.env, ...env } })
+  t.equal(denied.status, 0, denied.stderr)
+  const since = Date.now()
+  let allowed = true
+  while (allowed && Date.now() - since < 10_000) {
+    allowed = (await post(`${api}/evaluate`, bodies[0], auth)).json.allowed as boolean
+    if (allowed) await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  t.equal(allowed, false, `a policy applied with the admin CLI reaches the sidecar through the legacy config watch (after ${Date.now() - since} ms)`)
 })

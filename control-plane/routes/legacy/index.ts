@@ -11,6 +11,7 @@ import type { RouteOptions } from '../../services.js'
 import { agentHook, agentOf } from '../../auth/agent-auth.js'
 import { LEGACY_HEARTBEAT_SECONDS } from '../../health/monitor.js'
 import { SECRETS_TTL_MS } from '../v1/secrets.js'
+import { serveConfigWatch, watchStreams } from '../v1/config-watch.js'
 import { configResponse, type AgentPolicies } from '../../policies/directory.js'
 import type { AgentRecord } from '../../store/store.js'
 
@@ -119,6 +120,22 @@ export async function legacyRoutes (app: FastifyInstance, { services }: RouteOpt
     const ap = await directory.forAgent(agent)
     legacyServed.set(agent.id, ap.hash)
     return legacyConfig(agent, ap)
+  })
+
+  // Extension for sidecars: the legacy /config answer now and after every change, as server-sent
+  // events (what GET /config/{agent_id}/watch is for v1 agents).
+  const watching = watchStreams(app)
+  app.get('/config/watch', {
+    onRequest: legacyAuth,
+    schema: {
+      tags: ['legacy'],
+      summary: 'Server-sent events: the legacy /config answer now and after every change (for sidecars)',
+      response: { ...errorResponses(401, 429) }
+    }
+  }, async (req, reply) => {
+    const agent = agentOf(req)
+    const render = async (a: AgentRecord): Promise<{ config_hash: string }> => legacyConfig(a, await directory.forAgent(a)) as { config_hash: string }
+    serveConfigWatch(services, watching, reply, agent, await render(agent), render, (a, body) => legacyServed.set(a.id, body.config_hash))
   })
 
   app.post('/events', {
