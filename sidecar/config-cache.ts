@@ -87,7 +87,7 @@ export class ConfigCache {
         const saved = JSON.parse(readFileSync(path, 'utf8')) as { fetched_at?: unknown, config?: ConfigResponse, legacy?: unknown }
         if (saved.config === undefined || typeof saved.fetched_at !== 'number') throw new Error('not a saved config')
         const config = saved.config
-        const legacy = saved.legacy !== null && typeof saved.legacy === 'object' ? saved.legacy as Record<string, unknown> : undefined
+        const legacy = saved.legacy !== null && typeof saved.legacy === 'object' && !Array.isArray(saved.legacy) ? saved.legacy as Record<string, unknown> : undefined
         this.entries.set(m[1] as string, { config, enforcer: new Enforcer(config, this.opts.policySet), fetchedAt: saved.fetched_at, ...(legacy !== undefined ? { legacy } : {}) })
         loaded++
       } catch (err) {

@@ -4,7 +4,7 @@
  * bad files skipped and reported, bad configs refused without a trace.
  */
 import t, { type Test } from 'tap'
-import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { hashKey } from '../../shared/keys.js'
@@ -104,4 +104,88 @@ t.test('a config that cannot be compiled, or a bad key hash, changes neither the
   t.throws(() => cache.put('../escape', config('sha256:3', [])), /SHA-256 hex digest/)
   t.strictSame(readdirSync(d), [`${H1}.json`])
   t.equal(new ConfigCache(d).loadPersisted(), 1)
+})
+
+const legacyAnswer = {
+  agent_id: 'bot',
+  policies: [{ id: 'pol_1', type: 'tool_permission', config: { denied_tools: ['shell'] }, scope: 'org' }],
+  allowed_models: [],
+  features: { content_scanning: false, audit_logging: true },
+  cache_ttl: 300,
+  config_hash: 'sha256:1'
+}
+
+t.test('put with a legacy answer: get -> entry.legacy is that answer, and it is written to disk with the config', async (t) => {
+  const d = dir(t)
+  const cache = new ConfigCache(d)
+  const entry = cache.put(H1, config('sha256:1', ['shell']), legacyAnswer)
+  t.strictSame(entry.legacy, legacyAnswer)
+  t.strictSame(cache.get(H1)?.legacy, legacyAnswer)
+  t.equal(cache.get(H1)?.config.config_hash, 'sha256:1', 'the v1 config is kept alongside')
+  const saved = JSON.parse(readFileSync(join(d, `${H1}.json`), 'utf8')) as Record<string, unknown>
+  t.strictSame(saved.legacy, legacyAnswer, 'persisted in the same file')
+  t.equal((saved.config as ConfigResponse).config_hash, 'sha256:1')
+})
+
+t.test('put without a legacy answer -> the entry has no legacy property, in memory, on disk and after a reload', async (t) => {
+  const d = dir(t)
+  const cache = new ConfigCache(d)
+  const entry = cache.put(H1, config('sha256:1', []))
+  t.notOk('legacy' in entry, 'no legacy property, not even undefined')
+  const saved = JSON.parse(readFileSync(join(d, `${H1}.json`), 'utf8')) as Record<string, unknown>
+  t.notOk('legacy' in saved)
+  const b = new ConfigCache(d)
+  t.equal(b.loadPersisted(), 1)
+  const loaded = b.get(H1)
+  t.ok(loaded)
+  t.notOk(loaded !== undefined && 'legacy' in loaded)
+})
+
+t.test('put replacing a legacy entry with a config alone -> the old legacy answer is gone, in memory and on disk', async (t) => {
+  const d = dir(t)
+  const cache = new ConfigCache(d)
+  cache.put(H1, config('sha256:1', []), legacyAnswer)
+  cache.put(H1, config('sha256:2', []))
+  t.equal(cache.get(H1)?.legacy, undefined)
+  const b = new ConfigCache(d)
+  b.loadPersisted()
+  t.equal(b.get(H1)?.legacy, undefined)
+  t.equal(b.get(H1)?.config.config_hash, 'sha256:2')
+})
+
+t.test('loadPersisted: a file written with a legacy answer -> a new cache on the same dir has the same legacy answer and config', async (t) => {
+  const d = dir(t)
+  const a = new ConfigCache(d, { now: () => 7_000 })
+  a.put(H1, config('sha256:1', ['shell']), legacyAnswer)
+  a.put(H2, config('sha256:2', []))
+  const b = new ConfigCache(d)
+  t.equal(b.get(H1), undefined, 'nothing before loadPersisted')
+  t.equal(b.loadPersisted(), 2)
+  t.strictSame(b.get(H1)?.legacy, legacyAnswer)
+  t.equal(b.get(H1)?.fetchedAt, 7_000)
+  t.equal(b.get(H1)?.enforcer.evaluateV1(shellCall).allowed, false, 'the v1 config is compiled as before')
+  const other = b.get(H2)
+  t.ok(other)
+  t.notOk(other !== undefined && 'legacy' in other, 'the agent saved without a legacy answer has none')
+})
+
+t.test('loadPersisted: a saved file whose legacy is not an object (string, null, number, array) -> loaded, with no legacy', async (t) => {
+  const d = dir(t)
+  mkdirSync(d, { recursive: true })
+  const H3 = 'e'.repeat(64)
+  writeFileSync(join(d, `${H1}.json`), JSON.stringify({ fetched_at: 1, config: config('sha256:1', ['shell']), legacy: 'not an object' }))
+  writeFileSync(join(d, `${H2}.json`), JSON.stringify({ fetched_at: 2, config: config('sha256:2', []), legacy: null }))
+  writeFileSync(join(d, `${H3}.json`), JSON.stringify({ fetched_at: 3, config: config('sha256:3', []), legacy: 5 }))
+  const H4 = 'f'.repeat(64)
+  writeFileSync(join(d, `${H4}.json`), JSON.stringify({ fetched_at: 4, config: config('sha256:4', []), legacy: [] }))
+  const bad: string[] = []
+  const b = new ConfigCache(d, { onBadFile: (file) => bad.push(file) })
+  t.equal(b.loadPersisted(), 4, 'all four load: the config is good')
+  t.strictSame(bad, [], 'none reported as bad')
+  for (const h of [H1, H2, H3, H4]) {
+    const entry = b.get(h)
+    t.ok(entry, `${h.slice(0, 4)} loaded`)
+    t.notOk(entry !== undefined && 'legacy' in entry, `${h.slice(0, 4)} has no legacy property`)
+  }
+  t.equal(b.get(H1)?.enforcer.evaluateV1(shellCall).allowed, false, 'its config is enforced')
 })

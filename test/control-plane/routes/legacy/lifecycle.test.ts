@@ -128,3 +128,67 @@ t.test('legacy register: a name with nothing usable for a slug gets a generated 
   const { agentId } = await ta.registerLegacy({ name: '!!!' })
   t.match(agentId, /^agent(-[0-9a-f]{8})?$/)
 })
+
+interface V1Policy { id: string, name: string, type: string, enforcement: string, config: unknown, priority: number, scope_type: string, scope_id: string | null }
+interface LegacyPolicy { id: string, type: string, config: unknown, scope: string }
+
+t.test('legacy GET /config: v1_config extension -> the v1 config of the same agent (agent_id, config_hash, named policies with enforcement, priority, scope_type)', async (t) => {
+  const ta = await testApp()
+  t.teardown(() => ta.close())
+  const reg = await ta.legacy('POST', '/register', {
+    key: ta.tenantKey,
+    body: { name: 'Local Enforced', capabilities: ['llm:invoke'], deployment_id: 'prod-eu', metadata: { team: 'support' } }
+  })
+  t.equal(reg.statusCode, 201)
+  const { agent_id: agentId, api_key: key } = reg.json() as { agent_id: string, api_key: string }
+  // A v1 agent in the same deployment: the same effective policies and settings, so the same v1 config body.
+  const twin = await ta.registerV1({ agent_type: 'custom', agent_id: 'v1-twin', deployment_id: 'prod-eu' })
+
+  const empty = (await ta.legacy('GET', '/config', { key })).json()
+  t.equal(empty.v1_config?.agent_id, agentId, 'present before any policy exists')
+  t.strictSame(empty.v1_config?.policies, [])
+  t.equal(empty.v1_config?.config_hash, empty.config_hash)
+
+  await ta.app.services.store.upsertPolicies(DEFAULT_TENANT_ID, [
+    { name: 'models', type: 'model_restriction', scope_type: 'DEPLOYMENT', scope_id: 'prod-eu', config: { allowed_models: ['claude-*'] }, enforcement: 'enforce', priority: 10, is_active: true },
+    { name: 'tools', type: 'tool_permission', scope_type: 'ORG', scope_id: DEFAULT_TENANT_ID, config: { denied_tools: ['shell'] }, enforcement: 'audit', priority: 3, is_active: true },
+    { name: 'off', type: 'tool_permission', scope_type: 'ORG', scope_id: DEFAULT_TENANT_ID, config: { denied_tools: ['*'] }, enforcement: 'disabled', priority: 0, is_active: true },
+    { name: 'elsewhere', type: 'tool_permission', scope_type: 'DEPLOYMENT', scope_id: 'prod-us', config: { denied_tools: ['*'] }, enforcement: 'enforce', priority: 0, is_active: true }
+  ])
+  await ta.app.services.directory.changed()
+
+  const res = await ta.legacy('GET', '/config', { key })
+  t.equal(res.statusCode, 200)
+  const cfg = res.json() as { agent_id: string, config_hash: string, policies: LegacyPolicy[], v1_config?: Record<string, unknown> }
+  t.not(cfg.config_hash, empty.config_hash, 'the policies changed the hash')
+  const v1c = cfg.v1_config as { agent_id: string, config_hash: string, config: unknown, policies: V1Policy[], updated_at: string, agent: Record<string, unknown> }
+  t.ok(v1c, 'v1_config is present')
+  t.equal(v1c.agent_id, agentId, 'agent_id is the legacy agent')
+  t.equal(v1c.config_hash, cfg.config_hash, 'config_hash is the legacy answer\'s')
+  t.ok(!Number.isNaN(Date.parse(v1c.updated_at)), 'updated_at is a timestamp')
+  t.match(v1c.agent, { agent_id: agentId, agent_type: 'custom', capabilities: ['llm:invoke'], metadata: { team: 'support' }, deployment_id: 'prod-eu' }, 'agent identity of the legacy agent')
+
+  t.equal(cfg.policies.length, 2, 'the disabled and the other deployment\'s policy are not listed')
+  t.equal(v1c.policies.length, cfg.policies.length, 'one v1 policy per legacy policy')
+  const expected: Record<string, { enforcement: string, priority: number, scope_type: string, type: string }> = {
+    models: { enforcement: 'enforce', priority: 10, scope_type: 'DEPLOYMENT', type: 'model_restriction' },
+    tools: { enforcement: 'audit', priority: 3, scope_type: 'ORG', type: 'tool_permission' }
+  }
+  t.strictSame(v1c.policies.map((p) => p.name).sort(), ['models', 'tools'])
+  for (const lp of cfg.policies) {
+    const vp = v1c.policies.find((p) => `pol_${p.id.replace(/-/g, '')}` === lp.id)
+    t.ok(vp, `legacy policy ${lp.id} has its v1 counterpart`)
+    if (vp === undefined) continue
+    t.match(vp, expected[vp.name] ?? { name: 'unexpected' }, `${vp.name}: enforcement, priority, scope_type`)
+    t.equal(vp.type, lp.type)
+    t.strictSame(vp.config, lp.config)
+    t.equal(vp.scope_type.toLowerCase(), lp.scope)
+  }
+
+  const v1 = await ta.v1('GET', `/config/${twin.agentId}`, { key: twin.key })
+  t.equal(v1.statusCode, 200)
+  const twinCfg = v1.json() as { config_hash: string, config: unknown, policies: V1Policy[] }
+  t.strictSame(v1c.policies, twinCfg.policies, 'the policies are what v1 GET /config answers for an agent with the same scope')
+  t.strictSame(v1c.config, twinCfg.config, 'and the settings')
+  t.equal(v1c.config_hash, twinCfg.config_hash, 'and the hash')
+})
