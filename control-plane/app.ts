@@ -17,6 +17,7 @@ import { HealthMonitor } from './health/monitor.js'
 import { healthRoutes } from './health/routes.js'
 import { v1Routes } from './routes/v1/index.js'
 import { legacyRoutes } from './routes/legacy/index.js'
+import { graphqlRoutes } from './graphql/index.js'
 import { ErrorResponse } from '../shared/contracts/common.js'
 import { ServiceError } from '../shared/errors.js'
 import { errorBody, useJsonBodies } from '../shared/http.js'
@@ -108,6 +109,10 @@ export async function buildApp (config: ControlPlaneConfig, deps: AppDeps = {}):
   await app.register(healthRoutes, { services })
   await app.register(v1Routes, { services, prefix: `${base}/v1` })
   await app.register(legacyRoutes, { services, prefix: base })
+  await app.register(graphqlRoutes, { services })
+  if (config.authMode === 'open') {
+    log.warn('SERVICE_AUTH_MODE=open: requests to the management API without a token act as admin of the default tenant. For local development only: never expose this server.')
+  }
 
   app.addHook('onReady', async () => {
     await directory.start()

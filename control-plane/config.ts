@@ -38,6 +38,11 @@ export interface ControlPlaneConfig {
   ingestWindowMs: number
   /** How often the process checks the database for changes made by others (the admin CLI). */
   changePollMs: number
+  /** User JWTs (GraphQL): HS256 with this secret, and/or RS256/ES256 against jwksUrl. */
+  jwtSecret: string | null
+  jwksUrl: string | null
+  /** `open`: requests without a JWT act as admin of the default tenant (local development only). */
+  authMode: 'jwt' | 'open'
 }
 
 /** Flag name -> environment variable (SERVICE_ names are renamed by the API name; see `envName`). */
@@ -52,7 +57,10 @@ export const OPTIONS = {
   'heartbeat-interval': { env: 'SERVICE_HEARTBEAT_INTERVAL_SECONDS', help: 'heartbeat interval given to agents, seconds (default 60)' },
   'log-level': { env: 'LOG_LEVEL', help: `one of ${LOG_LEVELS.join(', ')} (default info)` },
   'rate-limit-rps': { env: 'SERVICE_RATE_LIMIT_RPS', help: 'requests per second per agent key (default 600)' },
-  'register-rate-per-minute': { env: 'SERVICE_REGISTER_RATE_PER_MINUTE', help: 'registrations per minute per bootstrap token (default 50)' }
+  'register-rate-per-minute': { env: 'SERVICE_REGISTER_RATE_PER_MINUTE', help: 'registrations per minute per bootstrap token (default 50)' },
+  'jwt-secret': { env: 'SERVICE_JWT_SECRET', help: 'HS256 secret of user JWTs (GraphQL), 32+ characters' },
+  'jwks-url': { env: 'SERVICE_JWKS_URL', help: 'JWKS of an OIDC provider: user JWTs signed RS256 or ES256 (GraphQL)' },
+  'auth-mode': { env: 'SERVICE_AUTH_MODE', help: 'jwt (default) or open: requests without a JWT act as admin of the default tenant (local development only)' }
 } as const satisfies Record<string, OptionSpec>
 
 /** Reads a generated secret from `file`, or creates it (mode 0600). */
@@ -119,6 +127,24 @@ export function loadConfig (argv: string[], env: NodeJS.ProcessEnv = process.env
   const reg = get('register-rate-per-minute')
   const hostValue = host.value ?? '127.0.0.1'
   if (hostValue.trim() === '') throw new ConfigError(host.variable, 'must not be empty')
+  const js = get('jwt-secret')
+  const jwtSecret = js.value === undefined || js.value === '' ? null : js.value
+  if (jwtSecret !== null && jwtSecret.length < 32) throw new ConfigError(js.variable, 'must be at least 32 characters (HS256 needs a key as long as its hash)')
+  const jw = get('jwks-url')
+  let jwksUrl: string | null = null
+  if (jw.value !== undefined && jw.value !== '') {
+    let u: URL
+    try {
+      u = new URL(jw.value)
+    } catch {
+      throw new ConfigError(jw.variable, `must be a URL, got "${jw.value}"`)
+    }
+    if (u.protocol !== 'https:' && u.protocol !== 'http:') throw new ConfigError(jw.variable, 'must be an http(s) URL')
+    jwksUrl = u.href
+  }
+  const am = get('auth-mode')
+  const authMode = am.value === undefined || am.value === '' ? 'jwt' : am.value.trim().toLowerCase()
+  if (authMode !== 'jwt' && authMode !== 'open') throw new ConfigError(am.variable, `must be jwt or open, got "${am.value ?? ''}"`)
   return Object.freeze({
     port: port.value === undefined ? 8080 : integer(port.variable, port.value, 0, 65535),
     host: hostValue,
@@ -136,7 +162,10 @@ export function loadConfig (argv: string[], env: NodeJS.ProcessEnv = process.env
     maxEventsPerBatch: 1000,
     bodyLimit: 1024 * 1024, // 1 MiB
     ingestWindowMs: 2, // gather for 2 ms, then one transaction
-    changePollMs: 250
+    changePollMs: 250,
+    jwtSecret,
+    jwksUrl,
+    authMode
   })
 }
 

@@ -12,6 +12,7 @@ import { bootstrapToken, isUuid, mintKey } from '../../shared/keys.js'
 import { SecretBox } from '../../shared/secret-box.js'
 import { normalizeScopeType } from '../../shared/policy/index.js'
 import { readPolicyFile, validatePolicyList } from '../../shared/cli/policy.js'
+import { mintUserToken } from '../graphql/auth.js'
 
 export const ADMIN_HELP = `Usage: agentgov admin <command> [options]
 
@@ -27,6 +28,9 @@ Commands:
                                            SCOPE: tenant | deployment:ID | agent:ID;
                                            --value - reads the value from standard input
   agent list --tenant ID [--json]          the tenant's agents
+  jwt --tenant ID --role admin|viewer [--ttl 1h] [--sub NAME] [--json]
+                                           mint a user token for the management API (GraphQL),
+                                           HS256 with SERVICE_JWT_SECRET; --ttl: 30s, 15m, 1h, 7d
 
 Database and secrets come from the same options and environment as the control plane:
   --data-dir (SERVICE_DATA_DIR), --database-url (SERVICE_DATABASE_URL),
@@ -42,6 +46,9 @@ const ADMIN_OPTIONS = {
   scope: { type: 'string' },
   value: { type: 'string' },
   json: { type: 'boolean' },
+  role: { type: 'string' },
+  ttl: { type: 'string' },
+  sub: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   ...Object.fromEntries(Object.keys(OPTIONS).map((k) => [k, { type: 'string' }]))
 } as const
@@ -67,6 +74,15 @@ async function readStdin (): Promise<string> {
   const chunks: Buffer[] = []
   for await (const c of process.stdin) chunks.push(c as Buffer)
   return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '')
+}
+
+/** A --ttl: a number of seconds, minutes, hours or days (30s, 15m, 1h, 7d), at most 30 days. */
+function ttlSeconds (raw: string): number {
+  const m = /^(\d+)([smhd]?)$/.exec(raw.trim())
+  const unit = { '': 1, s: 1, m: 60, h: 3600, d: 86_400 }
+  const seconds = m === null ? NaN : Number(m[1]) * unit[m[2] as keyof typeof unit]
+  if (!Number.isSafeInteger(seconds) || seconds < 1 || seconds > 30 * 86_400) throw new UsageError(`--ttl must be like 30s, 15m, 1h or 7d, at most 30d (got "${raw}")`)
+  return seconds
 }
 
 function need (value: string | undefined, flag: string): string {
@@ -136,6 +152,19 @@ async function run (cmd: string, sub: string | undefined, v: Record<string, stri
     case 'tenant list': {
       const tenants = await store.listTenants()
       print(tenants, table(tenants as unknown as Array<Record<string, unknown>>, ['id', 'name', 'created_at']))
+      return 0
+    }
+    case 'jwt ': {
+      const tenantId = need(v.tenant as string | undefined, 'tenant')
+      if (!isUuid(tenantId)) throw new UsageError('--tenant must be a tenant id (a UUID)')
+      const role = need(v.role as string | undefined, 'role')
+      if (role !== 'admin' && role !== 'viewer') throw new UsageError(`--role must be admin or viewer (got "${role}")`)
+      if (config.jwtSecret === null) throw new UsageError('SERVICE_JWT_SECRET (or --jwt-secret) must be set: tokens are signed with it, and the control plane must have the same one')
+      const ttl = ttlSeconds(typeof v.ttl === 'string' ? v.ttl : '1h')
+      const subject = typeof v.sub === 'string' && v.sub.trim() !== '' ? v.sub.trim() : `admin-cli:${role}`
+      const token = await mintUserToken(config.jwtSecret, { sub: subject, tenantId, role }, ttl)
+      const expiresAt = new Date(Date.now() + ttl * 1000).toISOString()
+      print({ token, tenant_id: tenantId, role, sub: subject, expires_at: expiresAt }, `${token}\n`)
       return 0
     }
     case 'token bootstrap': {

@@ -137,6 +137,12 @@ export interface Store {
   /** Upserts by name in one transaction; a changed policy gets version + 1. Returns the stored rows. */
   upsertPolicies (tenantId: string, policies: PolicyWrite[]): Promise<PolicyRecord[]>
   deletePolicy (tenantId: string, id: string): Promise<boolean>
+  getPolicy (tenantId: string, id: string): Promise<PolicyRecord | undefined>
+  /**
+   * Replaces a policy's fields by id (version + 1 when anything changed); undefined when the tenant
+   * has no such policy. Throws NameTakenError when another policy of the tenant has the name.
+   */
+  updatePolicy (tenantId: string, id: string, policy: PolicyWrite): Promise<PolicyRecord | undefined>
 
   setSecret (secret: SecretRecord): Promise<void>
   listSecrets (tenantId: string): Promise<SecretRecord[]>
@@ -149,3 +155,11 @@ export interface Store {
   /** Costs recorded at or after `since` (to rebuild the budget ledger at start-up). */
   spendSince (tenantId: string, since: string): Promise<SpendRow[]>
 }
+
+/** A policy name already used by another policy of the tenant. */
+export class NameTakenError extends Error {
+  constructor (readonly policyName: string) {
+    super(`a policy named "${policyName}" exists already`)
+  }
+}
+

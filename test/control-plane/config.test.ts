@@ -36,7 +36,10 @@ t.test('defaults: port 8080 on 127.0.0.1, SQLite in the data folder, documented 
     maxEventsPerBatch: 1000,
     bodyLimit: 1024 * 1024,
     ingestWindowMs: 2,
-    changePollMs: 250
+    changePollMs: 250,
+    jwtSecret: null,
+    jwksUrl: null,
+    authMode: 'jwt'
   })
   t.ok(Object.isFrozen(c), 'the config object is frozen')
   t.throws(() => { (c as { port: number }).port = 1 }, TypeError, 'assigning to it throws in strict mode')
@@ -139,8 +142,8 @@ t.test('every flag is read', async (t) => {
 
 t.test('OPTIONS: every flag has an environment variable and a help line', async (t) => {
   t.same(Object.keys(OPTIONS).sort(), [
-    'api-name', 'bootstrap-secret', 'data-dir', 'database-url', 'heartbeat-interval', 'host', 'log-level', 'master-key', 'port',
-    'rate-limit-rps', 'register-rate-per-minute'
+    'api-name', 'auth-mode', 'bootstrap-secret', 'data-dir', 'database-url', 'heartbeat-interval', 'host', 'jwks-url', 'jwt-secret',
+    'log-level', 'master-key', 'port', 'rate-limit-rps', 'register-rate-per-minute'
   ])
   const help = optionsHelp()
   for (const [flag, o] of Object.entries(OPTIONS)) {
@@ -405,3 +408,19 @@ t.test('a pre-existing secret file with another mode keeps its content (no silen
   t.equal(c.masterKey.toString('base64'), KEY)
   t.equal(c.masterKeyFile, file)
 })
+
+t.test('user JWT settings: SERVICE_JWT_SECRET (32+ characters), SERVICE_JWKS_URL (http/https), SERVICE_AUTH_MODE (jwt or open)', async (t) => {
+  const dir = t.testdir()
+  const base = { SERVICE_DATA_DIR: dir }
+  const c = loadConfig([], { ...base, SERVICE_JWT_SECRET: 's'.repeat(32), SERVICE_JWKS_URL: 'https://idp.example.com/.well-known/jwks.json', SERVICE_AUTH_MODE: ' OPEN ' })
+  t.equal(c.jwtSecret, 's'.repeat(32))
+  t.equal(c.jwksUrl, 'https://idp.example.com/.well-known/jwks.json')
+  t.equal(c.authMode, 'open', 'trimmed, any case')
+  t.equal(loadConfig([], { ...base, SERVICE_JWT_SECRET: '' }).jwtSecret, null, 'empty: none')
+  t.throws(() => loadConfig([], { ...base, SERVICE_JWT_SECRET: 'short' }), /SERVICE_JWT_SECRET: must be at least 32 characters/)
+  t.throws(() => loadConfig([], { ...base, SERVICE_JWKS_URL: 'not a url' }), /SERVICE_JWKS_URL: must be a URL/)
+  t.throws(() => loadConfig([], { ...base, SERVICE_JWKS_URL: 'ftp://idp.example.com/jwks' }), /SERVICE_JWKS_URL: must be an http\(s\) URL/)
+  t.throws(() => loadConfig([], { ...base, SERVICE_AUTH_MODE: 'none' }), /SERVICE_AUTH_MODE: must be jwt or open/)
+  t.equal(loadConfig(['--auth-mode', 'open'], base).authMode, 'open', 'as a flag')
+})
+

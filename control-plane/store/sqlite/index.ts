@@ -13,6 +13,7 @@ import type {
   AgentRecord, AgentStatus, Contract, EvaluationRow, EventRow, HealthStatus, HeartbeatWrite, PolicyRecord,
   PolicyWrite, SecretRecord, SpendRow, Store, Tenant
 } from '../store.js'
+import { NameTakenError } from '../store.js'
 
 type Row = Record<string, unknown>
 
@@ -34,6 +35,22 @@ function agentFromRow (r: Row): AgentRecord {
     last_heartbeat: r.last_heartbeat as string | null,
     created_at: r.created_at as string,
     updated_at: r.updated_at as string
+  }
+}
+
+/** A policy write as the statements' named parameters (config as JSON text, is_active as 0/1). */
+function policyValues (tenantId: string, p: PolicyWrite, now: string): Record<string, string | number> {
+  return {
+    tenant_id: tenantId,
+    name: p.name,
+    type: p.type,
+    scope_type: p.scope_type,
+    scope_id: p.scope_id,
+    config: JSON.stringify(p.config),
+    enforcement: p.enforcement,
+    priority: p.priority,
+    is_active: p.is_active ? 1 : 0,
+    now
   }
 }
 
@@ -124,6 +141,10 @@ export class SqliteStore implements Store {
         config = @config, enforcement = @enforcement, priority = @priority, is_active = @is_active,
         version = version + 1, updated_at = @now WHERE id = @id`),
       delPolicy: p('DELETE FROM policies WHERE tenant_id = ? AND id = ?'),
+      policyById: p('SELECT * FROM policies WHERE tenant_id = ? AND id = ?'),
+      updPolicyById: p(`UPDATE policies SET name = @name, type = @type, scope_type = @scope_type, scope_id = @scope_id,
+        config = @config, enforcement = @enforcement, priority = @priority, is_active = @is_active,
+        version = version + 1, updated_at = @now WHERE tenant_id = @tenant_id AND id = @id`),
       setSecret: p(`INSERT INTO secrets (tenant_id, scope_type, scope_id, name, value_sealed, updated_at)
         VALUES (@tenant_id, @scope_type, @scope_id, @name, @value_sealed, @updated_at)
         ON CONFLICT (tenant_id, scope_type, scope_id, name)
@@ -258,18 +279,7 @@ export class SqliteStore implements Store {
       let changed = false
       for (const p of policies) {
         const existing = this.st('policyByName').get(tenantId, p.name) as Row | undefined
-        const values = {
-          tenant_id: tenantId,
-          name: p.name,
-          type: p.type,
-          scope_type: p.scope_type,
-          scope_id: p.scope_id,
-          config: JSON.stringify(p.config),
-          enforcement: p.enforcement,
-          priority: p.priority,
-          is_active: p.is_active ? 1 : 0,
-          now
-        }
+        const values = policyValues(tenantId, p, now)
         if (existing === undefined) {
           this.st('insPolicy').run({ ...values, id: randomUUID() })
           changed = true
@@ -281,6 +291,26 @@ export class SqliteStore implements Store {
       }
       if (changed) this.bump()
       return policies.map((p) => policyFromRow(this.st('policyByName').get(tenantId, p.name) as Row))
+    }).immediate()
+  }
+
+  async getPolicy (tenantId: string, id: string): Promise<PolicyRecord | undefined> {
+    const row = this.st('policyById').get(tenantId, id) as Row | undefined
+    return row === undefined ? undefined : policyFromRow(row)
+  }
+
+  async updatePolicy (tenantId: string, id: string, p: PolicyWrite): Promise<PolicyRecord | undefined> {
+    return this.db.transaction(() => {
+      const existing = this.st('policyById').get(tenantId, id) as Row | undefined
+      if (existing === undefined) return undefined
+      const other = this.st('policyByName').get(tenantId, p.name) as Row | undefined
+      if (other !== undefined && other.id !== id) throw new NameTakenError(p.name)
+      const values = { ...policyValues(tenantId, p, new Date().toISOString()), id }
+      if (['name', 'type', 'scope_type', 'scope_id', 'config', 'enforcement', 'priority', 'is_active'].some((k) => existing[k] !== values[k as keyof typeof values])) {
+        this.st('updPolicyById').run(values)
+        this.bump()
+      }
+      return policyFromRow(this.st('policyById').get(tenantId, id) as Row)
     }).immediate()
   }
 

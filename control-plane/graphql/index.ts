@@ -1,0 +1,41 @@
+/**
+ * POST /gql/<api name>/: the management API for the portal (mercurius). Every request is
+ * authenticated before GraphQL runs (a missing, bad or expired token is 401 with the error body of
+ * the REST API); the caller's tenant and role then scope every resolver. Query depth is limited;
+ * GraphiQL is served (GET /graphiql) in open mode only, which is for local development.
+ */
+import type { FastifyInstance } from 'fastify'
+import mercurius from 'mercurius'
+import type { Services } from '../services.js'
+import { DEFAULT_TENANT_ID } from '../agents/service.js'
+import { UserAuth, type User } from './auth.js'
+import { SCHEMA } from './schema.js'
+import { resolvers, type GqlContext } from './resolvers.js'
+
+/** Deepest selection a query may make (the schema's own nesting is 4: connection, edges, node, field). */
+export const MAX_QUERY_DEPTH = 8
+
+export async function graphqlRoutes (app: FastifyInstance, { services }: { services: Services }): Promise<void> {
+  const { config } = services
+  const auth = new UserAuth({ jwtSecret: config.jwtSecret, jwksUrl: config.jwksUrl, authMode: config.authMode, defaultTenantId: DEFAULT_TENANT_ID })
+  const path = `/gql/${config.apiName}/`
+  app.decorateRequest('user', null)
+  app.addHook('preHandler', async (req) => {
+    if (req.routeOptions.url !== path) return
+    req.user = await auth.user(req.headers.authorization)
+  })
+  await app.register(mercurius, {
+    schema: SCHEMA,
+    resolvers: resolvers({ store: services.store, directory: services.directory }) as never,
+    path,
+    graphiql: config.authMode === 'open',
+    queryDepth: MAX_QUERY_DEPTH,
+    context: (req): GqlContext => ({ user: req.user as User })
+  })
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    user: User | null
+  }
+}

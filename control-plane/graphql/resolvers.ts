@@ -1,0 +1,244 @@
+/**
+ * Resolvers of the management API. Every read and write is by the caller's tenant (from its JWT), so
+ * an id of another tenant finds nothing; viewers read, admins also write. Policy configs are checked
+ * with the engine's validatePolicy, and each problem comes back with its path. Writes go through the
+ * store, which bumps the change counter: the directory (and the config watch streams of sidecars)
+ * see them at once in this process, within the change poll in others.
+ */
+import mercurius from 'mercurius'
+import type { AgentRecord, PolicyRecord, PolicyWrite, Store } from '../store/store.js'
+import { NameTakenError } from '../store/store.js'
+import type { Directory } from '../policies/directory.js'
+import { validatePolicy } from '../../shared/policy/index.js'
+import type { User } from './auth.js'
+
+export interface GqlContext {
+  user: User
+}
+
+export interface ResolverDeps {
+  store: Store
+  directory: Directory
+}
+
+const MAX_PAGE = 200
+const DEFAULT_PAGE = 50
+
+type Args = Record<string, unknown>
+
+const { ErrorWithProps } = mercurius
+
+function gqlError (code: string, message: string, extra: Record<string, unknown> = {}): InstanceType<typeof ErrorWithProps> {
+  return new ErrorWithProps(message, { code, ...extra })
+}
+
+function requireAdmin (ctx: GqlContext): void {
+  if (ctx.user.role !== 'admin') throw gqlError('FORBIDDEN', 'this needs the admin role; the token\'s role is viewer')
+}
+
+const upper = (v: string): string => v.toUpperCase()
+const lower = (v: string): string => v.toLowerCase()
+
+/** A cursor names the item a page ended on (opaque to clients). */
+const cursorOf = (id: string): string => Buffer.from(`id:${id}`).toString('base64url')
+function idOfCursor (cursor: string): string {
+  const text = Buffer.from(cursor, 'base64url').toString('utf8')
+  if (!text.startsWith('id:')) throw gqlError('BAD_USER_INPUT', 'after: not a cursor this API gave out')
+  return text.slice(3)
+}
+
+/** One page of `items` (already filtered and ordered) after the cursor `after`. */
+function page<T extends { id: string }, N> (items: T[], args: Args, node: (item: T) => N): unknown {
+  const first = args.first === undefined || args.first === null ? DEFAULT_PAGE : args.first as number
+  if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE) throw gqlError('BAD_USER_INPUT', `first must be 1 to ${MAX_PAGE}`)
+  let start = 0
+  if (typeof args.after === 'string') {
+    const id = idOfCursor(args.after)
+    const at = items.findIndex((i) => i.id === id)
+    if (at === -1) throw gqlError('BAD_USER_INPUT', 'after: the item of this cursor is no longer in the list')
+    start = at + 1
+  }
+  const slice = items.slice(start, start + first)
+  return {
+    edges: slice.map((i) => ({ cursor: cursorOf(i.id), node: node(i) })),
+    pageInfo: { hasNextPage: start + first < items.length, endCursor: slice.length === 0 ? null : cursorOf((slice[slice.length - 1] as T).id) },
+    totalCount: items.length
+  }
+}
+
+function agentNode (a: AgentRecord): Record<string, unknown> {
+  return {
+    id: a.id,
+    agentId: a.agent_id,
+    apiKeyPrefix: a.key_prefix,
+    tenantId: a.tenant_id,
+    status: upper(a.status),
+    health: upper(a.health),
+    capabilities: a.capabilities,
+    lastHeartbeat: a.last_heartbeat,
+    createdAt: a.created_at
+  }
+}
+
+function policyNode (p: PolicyRecord): Record<string, unknown> {
+  return {
+    id: p.id,
+    name: p.name,
+    policyType: upper(p.type),
+    scopeType: upper(p.scope_type),
+    scopeId: p.scope_id,
+    config: JSON.stringify(p.config),
+    enforcement: upper(p.enforcement),
+    priority: p.priority,
+    isActive: p.is_active,
+    version: p.version,
+    tenantId: p.tenant_id,
+    createdAt: p.created_at,
+    updatedAt: p.updated_at
+  }
+}
+
+function parseConfig (text: unknown): Record<string, unknown> {
+  let value: unknown
+  try {
+    value = JSON.parse(text as string)
+  } catch (err) {
+    throw gqlError('BAD_USER_INPUT', `config is not JSON: ${(err as Error).message}`, { path: 'config' })
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw gqlError('BAD_USER_INPUT', 'config must be a JSON object', { path: 'config' })
+  return value as Record<string, unknown>
+}
+
+/** The write as the store takes it, checked by the engine; every problem is listed with its path. */
+function checkedWrite (tenantId: string, w: PolicyWrite): PolicyWrite {
+  const errors = validatePolicy({ name: w.name, type: w.type, enforcement: w.enforcement, priority: w.priority, is_active: w.is_active, scope_type: w.scope_type, scope_id: w.scope_id, config: w.config })
+  if (w.name.trim() === '') errors.unshift({ path: 'name', message: 'must not be empty' })
+  if (errors.length > 0) {
+    throw gqlError('BAD_USER_INPUT', `invalid policy: ${errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`, { errors })
+  }
+  return { ...w, scope_id: w.scope_type === 'ORG' && w.scope_id === '' ? tenantId : w.scope_id }
+}
+
+async function agentById (deps: ResolverDeps, tenantId: string, id: string): Promise<AgentRecord | undefined> {
+  return (await deps.store.listAgents(tenantId)).find((a) => a.id === id)
+}
+
+export function resolvers (deps: ResolverDeps): Record<string, Record<string, unknown>> {
+  const { store, directory } = deps
+  const policyOr404 = async (tenantId: string, id: string): Promise<PolicyRecord> => {
+    const p = await store.getPolicy(tenantId, id)
+    if (p === undefined) throw gqlError('NOT_FOUND', `no policy with id ${id}`)
+    return p
+  }
+  const save = async (tenantId: string, id: string, w: PolicyWrite): Promise<PolicyRecord> => {
+    let saved: PolicyRecord | undefined
+    try {
+      saved = await store.updatePolicy(tenantId, id, checkedWrite(tenantId, w))
+    } catch (err) {
+      if (err instanceof NameTakenError) throw gqlError('CONFLICT', err.message, { path: 'name' })
+      throw err
+    }
+    if (saved === undefined) throw gqlError('NOT_FOUND', `no policy with id ${id}`)
+    await directory.changed()
+    return saved
+  }
+  const setStatus = async (ctx: GqlContext, id: string, status: 'active' | 'suspended'): Promise<unknown> => {
+    requireAdmin(ctx)
+    const agent = await agentById(deps, ctx.user.tenantId, id)
+    if (agent === undefined) throw gqlError('NOT_FOUND', `no agent endpoint with id ${id}`)
+    if (agent.status === 'terminated') throw gqlError('CONFLICT', 'the agent endpoint is terminated')
+    await store.setAgentStatus(agent.id, status, agent.health)
+    await directory.changed()
+    return agentNode((await agentById(deps, ctx.user.tenantId, id)) as AgentRecord)
+  }
+
+  return {
+    Query: {
+      agentEndpoints: async (_: unknown, args: Args, ctx: GqlContext) => {
+        const f = (args.filter ?? {}) as Record<string, string | undefined | null>
+        const search = typeof f.search === 'string' ? f.search.toLowerCase() : undefined
+        const agents = (await store.listAgents(ctx.user.tenantId))
+          .filter((a) => (f.status == null || a.status === lower(f.status)) &&
+            (f.health == null || a.health === lower(f.health)) &&
+            (f.agentType == null || a.agent_type === f.agentType) &&
+            (search === undefined || a.agent_id.toLowerCase().includes(search) || a.name.toLowerCase().includes(search)))
+          .sort((a, b) => b.created_at.localeCompare(a.created_at) || a.id.localeCompare(b.id))
+        return page(agents, args, agentNode)
+      },
+      agentEndpoint: async (_: unknown, args: Args, ctx: GqlContext) => {
+        const a = await agentById(deps, ctx.user.tenantId, args.id as string)
+        return a === undefined ? null : agentNode(a)
+      },
+      policies: async (_: unknown, args: Args, ctx: GqlContext) => {
+        const f = (args.filter ?? {}) as Record<string, string | boolean | undefined | null>
+        const search = typeof f.search === 'string' ? f.search.toLowerCase() : undefined
+        const policies = (await store.listPolicies(ctx.user.tenantId))
+          .filter((p) => (f.policyType == null || p.type === lower(f.policyType as string)) &&
+            (f.scopeType == null || p.scope_type === f.scopeType) &&
+            (f.scopeId == null || p.scope_id === f.scopeId) &&
+            (f.isActive == null || p.is_active === f.isActive) &&
+            (search === undefined || p.name.toLowerCase().includes(search)))
+          .sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id))
+        return page(policies, args, policyNode)
+      },
+      policy: async (_: unknown, args: Args, ctx: GqlContext) => {
+        const p = await store.getPolicy(ctx.user.tenantId, args.id as string)
+        return p === undefined ? null : policyNode(p)
+      }
+    },
+    Mutation: {
+      createPolicy: async (_: unknown, args: Args, ctx: GqlContext) => {
+        requireAdmin(ctx)
+        const input = args.input as Record<string, unknown>
+        const tenantId = ctx.user.tenantId
+        const w = checkedWrite(tenantId, {
+          name: input.name as string,
+          type: lower(input.policyType as string),
+          scope_type: input.scopeType as string,
+          scope_id: typeof input.scopeId === 'string' ? input.scopeId : '',
+          config: parseConfig(input.config),
+          enforcement: typeof input.enforcement === 'string' ? lower(input.enforcement) : 'enforce',
+          priority: typeof input.priority === 'number' ? input.priority : 0,
+          is_active: input.isActive !== false
+        })
+        if ((await store.listPolicies(tenantId)).some((p) => p.name === w.name)) throw gqlError('CONFLICT', `a policy named "${w.name}" exists already`, { path: 'name' })
+        const [created] = await store.upsertPolicies(tenantId, [w])
+        await directory.changed()
+        return policyNode(created as PolicyRecord)
+      },
+      updatePolicy: async (_: unknown, args: Args, ctx: GqlContext) => {
+        requireAdmin(ctx)
+        const tenantId = ctx.user.tenantId
+        const id = args.id as string
+        const current = await policyOr404(tenantId, id)
+        const input = args.input as Record<string, unknown>
+        const saved = await save(tenantId, id, {
+          name: typeof input.name === 'string' ? input.name : current.name,
+          type: typeof input.policyType === 'string' ? lower(input.policyType) : current.type,
+          scope_type: typeof input.scopeType === 'string' ? input.scopeType : current.scope_type,
+          scope_id: typeof input.scopeId === 'string' ? input.scopeId : current.scope_id,
+          config: input.config === undefined || input.config === null ? current.config : parseConfig(input.config),
+          enforcement: typeof input.enforcement === 'string' ? lower(input.enforcement) : current.enforcement,
+          priority: typeof input.priority === 'number' ? input.priority : current.priority,
+          is_active: typeof input.isActive === 'boolean' ? input.isActive : current.is_active
+        })
+        return policyNode(saved)
+      },
+      deletePolicy: async (_: unknown, args: Args, ctx: GqlContext) => {
+        requireAdmin(ctx)
+        const deleted = await store.deletePolicy(ctx.user.tenantId, args.id as string)
+        if (deleted) await directory.changed()
+        return deleted
+      },
+      setPolicyActive: async (_: unknown, args: Args, ctx: GqlContext) => {
+        requireAdmin(ctx)
+        const tenantId = ctx.user.tenantId
+        const id = args.id as string
+        const current = await policyOr404(tenantId, id)
+        return policyNode(await save(tenantId, id, { ...current, is_active: args.isActive as boolean }))
+      },
+      suspendAgentEndpoint: async (_: unknown, args: Args, ctx: GqlContext) => await setStatus(ctx, args.id as string, 'suspended'),
+      activateAgentEndpoint: async (_: unknown, args: Args, ctx: GqlContext) => await setStatus(ctx, args.id as string, 'active')
+    }
+  }
+}

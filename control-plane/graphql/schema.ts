@@ -1,0 +1,220 @@
+/**
+ * The management API's schema (interface.md section 4.5, object types of section 2), in one SDL
+ * document: scalars and enums first, then object and input types, then the operations that use them.
+ * Enum values are the upper-case forms of the stored values; a test checks they stay in step with the
+ * constants the store and the policy engine use.
+ */
+export const SCHEMA = /* GraphQL */ `
+"""An ISO 8601 date and time, in UTC."""
+scalar DateTime
+
+"""A JSON value written as a string (a policy's type-specific config)."""
+scalar JSONString
+
+"""Lifecycle of an agent endpoint."""
+enum AgentStatus {
+  "Registered, not yet heard from."
+  PROVISIONING
+  "Serving requests."
+  ACTIVE
+  "Refused by the API until activated again."
+  SUSPENDED
+  "Not seen for a long time."
+  OFFLINE
+  "Deregistered or deleted; its key no longer works."
+  TERMINATED
+}
+
+"""Health of an agent endpoint, from its heartbeats."""
+enum HealthStatus {
+  HEALTHY
+  DEGRADED
+  UNHEALTHY
+  "No heartbeat yet."
+  UNKNOWN
+}
+
+"""The kinds of policy the engine knows."""
+enum PolicyTypeEnum {
+  RATE_LIMIT
+  TOOL_PERMISSION
+  MODEL_RESTRICTION
+  CONTENT_FILTER
+  BUDGET_LIMIT
+  NETWORK_POLICY
+  HUMAN_OVERSIGHT
+  CUSTOM
+}
+
+"""What a policy applies to."""
+enum ScopeType {
+  "The whole tenant."
+  ORG
+  "The agents whose team (metadata.team) is scopeId."
+  TEAM
+  "The agents of deployment scopeId."
+  DEPLOYMENT
+  "One agent endpoint (its agentId)."
+  ENDPOINT
+  "Requests of one user_id."
+  USER
+}
+
+"""What a failing policy does."""
+enum Enforcement {
+  "The action is blocked."
+  ENFORCE
+  "The failure is reported in warnings; the action goes ahead."
+  AUDIT
+  "The policy is not evaluated."
+  DISABLED
+}
+
+"""An agent registered with the control plane (section 2.1)."""
+type AgentEndpointType {
+  "The endpoint's UUID."
+  id: ID!
+  "Slug identifier, unique within the tenant."
+  agentId: String!
+  "The first characters of its API key; the key itself is never shown again."
+  apiKeyPrefix: String!
+  "The tenant it belongs to."
+  tenantId: String!
+  status: AgentStatus!
+  health: HealthStatus!
+  "What it can do (tool names, 'chat', ...); decides which policies apply."
+  capabilities: [String!]!
+  "When its last heartbeat arrived; null before the first."
+  lastHeartbeat: DateTime
+  createdAt: DateTime!
+}
+
+"""A governance policy (section 2.2)."""
+type PolicyType {
+  "The policy's UUID."
+  id: ID!
+  "Unique within the tenant."
+  name: String!
+  policyType: PolicyTypeEnum!
+  scopeType: ScopeType!
+  "The team, deployment, agent or user the scope names (the tenant id for ORG)."
+  scopeId: String!
+  "Type-specific config, as JSON."
+  config: JSONString!
+  enforcement: Enforcement!
+  "Evaluation order: higher first, then by name."
+  priority: Int!
+  isActive: Boolean!
+  "Bumped on every change."
+  version: Int!
+  tenantId: String!
+  createdAt: DateTime!
+  updatedAt: DateTime!
+}
+
+"""Where a page of a list stops."""
+type PageInfo {
+  "Whether more items follow this page."
+  hasNextPage: Boolean!
+  "The cursor of the page's last item: pass it as after to get the next page."
+  endCursor: String
+}
+
+"""An agent endpoint and its cursor."""
+type AgentEndpointEdge {
+  cursor: String!
+  node: AgentEndpointType!
+}
+
+"""A page of agent endpoints."""
+type AgentEndpointConnection {
+  edges: [AgentEndpointEdge!]!
+  pageInfo: PageInfo!
+  "How many match the filter, over all pages."
+  totalCount: Int!
+}
+
+"""A policy and its cursor."""
+type PolicyEdge {
+  cursor: String!
+  node: PolicyType!
+}
+
+"""A page of policies."""
+type PolicyConnection {
+  edges: [PolicyEdge!]!
+  pageInfo: PageInfo!
+  "How many match the filter, over all pages."
+  totalCount: Int!
+}
+
+"""Which agent endpoints to list; every field given must match."""
+input AgentEndpointFilter {
+  status: AgentStatus
+  health: HealthStatus
+  "The agent framework (agent_type at registration), e.g. langchain."
+  agentType: String
+  "Part of the agentId or name, any case."
+  search: String
+}
+
+"""Which policies to list; every field given must match."""
+input PolicyFilter {
+  policyType: PolicyTypeEnum
+  scopeType: ScopeType
+  scopeId: String
+  isActive: Boolean
+  "Part of the name, any case."
+  search: String
+}
+
+"""A new policy. Omitted: enforcement ENFORCE, priority 0, isActive true, scopeId the tenant (ORG)."""
+input CreatePolicyInput {
+  name: String!
+  policyType: PolicyTypeEnum!
+  scopeType: ScopeType!
+  scopeId: String
+  config: JSONString!
+  enforcement: Enforcement
+  priority: Int
+  isActive: Boolean
+}
+
+"""Changes to a policy: fields left out keep their values."""
+input UpdatePolicyInput {
+  name: String
+  policyType: PolicyTypeEnum
+  scopeType: ScopeType
+  scopeId: String
+  config: JSONString
+  enforcement: Enforcement
+  priority: Int
+  isActive: Boolean
+}
+
+type Query {
+  "The tenant's agent endpoints, newest first. first: 1 to 200 (default 50)."
+  agentEndpoints(filter: AgentEndpointFilter, first: Int, after: String): AgentEndpointConnection!
+  "One agent endpoint by its UUID; null when the tenant has none with that id."
+  agentEndpoint(id: ID!): AgentEndpointType
+  "The tenant's policies, by name. first: 1 to 200 (default 50)."
+  policies(filter: PolicyFilter, first: Int, after: String): PolicyConnection!
+  "One policy by its UUID; null when the tenant has none with that id."
+  policy(id: ID!): PolicyType
+}
+
+type Mutation {
+  "Creates a policy (admin). The config is checked as the engine will read it."
+  createPolicy(input: CreatePolicyInput!): PolicyType!
+  "Changes a policy (admin); its version goes up when anything changed."
+  updatePolicy(id: ID!, input: UpdatePolicyInput!): PolicyType!
+  "Deletes a policy (admin); true when it existed."
+  deletePolicy(id: ID!): Boolean!
+  "Turns a policy on or off (admin)."
+  setPolicyActive(id: ID!, isActive: Boolean!): PolicyType!
+  "Suspends an agent endpoint (admin): its key is refused until it is activated."
+  suspendAgentEndpoint(id: ID!): AgentEndpointType!
+  "Activates a suspended agent endpoint (admin)."
+  activateAgentEndpoint(id: ID!): AgentEndpointType!
+}
+`

@@ -1,0 +1,236 @@
+/**
+ * The management API (POST /gql/service/): policies and agent endpoints over GraphQL, scoped to the
+ * token's tenant and role; changes reach the agent-facing API at once.
+ */
+import t, { type Test } from 'tap'
+import { buildSchema, GraphQLEnumType } from 'graphql'
+import { testApp, DEFAULT_TENANT_ID, type TestApp } from '../helpers.js'
+import { mintUserToken, type Role } from '../../../control-plane/graphql/auth.js'
+import { SCHEMA } from '../../../control-plane/graphql/schema.js'
+import { AGENT_STATUSES, HEALTH_STATUSES } from '../../../control-plane/store/store.js'
+import { POLICY_TYPES } from '../../../shared/policy/index.js'
+import { SCOPE_TYPES } from '../../../shared/policy/scope.js'
+
+const SECRET = 'graphql-test-secret-0123456789-abcdefgh'
+const OTHER_TENANT = '00000000-0000-4000-8000-0000000000b2'
+
+interface Gql {
+  status: number
+  data: Record<string, any> | null
+  errors: Array<{ message: string, extensions?: Record<string, any> }> | undefined
+}
+
+async function app (t: Test, env: Record<string, string> = {}): Promise<TestApp & { gql: (query: string, variables?: unknown, role?: Role | null, tenantId?: string) => Promise<Gql> }> {
+  const ta = await testApp({ env: { SERVICE_JWT_SECRET: SECRET, ...env } })
+  t.teardown(() => ta.close())
+  await ta.app.services.store.createTenant({ id: OTHER_TENANT, name: 'other' })
+  const gql = async (query: string, variables: unknown = {}, role: Role | null = 'admin', tenantId = DEFAULT_TENANT_ID): Promise<Gql> => {
+    const headers = role === null ? {} : { authorization: `Bearer ${await mintUserToken(SECRET, { sub: 'tester', tenantId, role }, 600)}` }
+    const res = await ta.app.inject({ method: 'POST', url: '/gql/service/', headers, payload: { query, variables } as Record<string, unknown> })
+    const body = res.json() as { data?: Record<string, any> | null, errors?: Gql['errors'] }
+    return { status: res.statusCode, data: body.data ?? null, errors: body.errors }
+  }
+  return { ...ta, gql }
+}
+
+const CREATE = `mutation ($input: CreatePolicyInput!) {
+  createPolicy(input: $input) { id name policyType scopeType scopeId config enforcement priority isActive version tenantId }
+}`
+
+const toolPolicy = (name: string, denied: string[], extra: Record<string, unknown> = {}): Record<string, unknown> =>
+  ({ name, policyType: 'TOOL_PERMISSION', scopeType: 'ORG', config: JSON.stringify({ denied_tools: denied }), ...extra })
+
+t.test('schema: the enums are the store\'s and the engine\'s values, upper-cased', async (t) => {
+  const schema = buildSchema(SCHEMA)
+  const values = (name: string): string[] => (schema.getType(name) as GraphQLEnumType).getValues().map((v) => v.name).sort()
+  t.strictSame(values('AgentStatus'), AGENT_STATUSES.map((s) => s.toUpperCase()).sort())
+  t.strictSame(values('HealthStatus'), HEALTH_STATUSES.map((s) => s.toUpperCase()).sort())
+  t.strictSame(values('PolicyTypeEnum'), POLICY_TYPES.map((s) => s.toUpperCase()).sort())
+  t.strictSame(values('ScopeType'), [...SCOPE_TYPES].sort())
+  for (const type of ['AgentEndpointType', 'PolicyType']) {
+    t.ok(schema.getType(type)?.description, `${type} is described`)
+  }
+})
+
+t.test('createPolicy: defaults filled, the ORG scope id is the tenant, and the agent API enforces it at once', async (t) => {
+  const a = await app(t)
+  const { key } = await a.registerV1({ agent_type: 'custom', agent_id: 'bot' })
+  const evaluate = async (): Promise<boolean> =>
+    ((await a.v1('POST', '/evaluate', { key, body: { agent_id: 'bot', action: 'tool_call', context: { tool: 'shell' } } })).json() as { allowed: boolean }).allowed
+  t.equal(await evaluate(), true, 'no policy yet: allowed')
+  const r = await a.gql(CREATE, { input: toolPolicy('no-shell', ['shell']) })
+  t.equal(r.errors, undefined)
+  t.match(r.data?.createPolicy, {
+    name: 'no-shell', policyType: 'TOOL_PERMISSION', scopeType: 'ORG', scopeId: DEFAULT_TENANT_ID,
+    enforcement: 'ENFORCE', priority: 0, isActive: true, version: 1, tenantId: DEFAULT_TENANT_ID
+  })
+  t.strictSame(JSON.parse(r.data?.createPolicy.config as string), { denied_tools: ['shell'] }, 'config comes back as a JSON string')
+  t.equal(await evaluate(), false, 'enforced by the next /evaluate')
+})
+
+t.test('createPolicy: a bad config is a BAD_USER_INPUT error naming the config path; nothing is stored', async (t) => {
+  const a = await app(t)
+  const bad = await a.gql(CREATE, { input: { name: 'rl', policyType: 'RATE_LIMIT', scopeType: 'ORG', config: JSON.stringify({ requests_per_minute: -5 }) } })
+  t.equal(bad.errors?.[0]?.extensions?.code, 'BAD_USER_INPUT')
+  t.match(bad.errors?.[0]?.message, /config\.requests_per_minute/)
+  t.match(bad.errors?.[0]?.extensions?.errors, [{ path: 'config.requests_per_minute' }])
+  const notJson = await a.gql(CREATE, { input: { ...toolPolicy('x', []), config: '{oops' } })
+  t.match(notJson.errors?.[0], { message: /config is not JSON/, extensions: { code: 'BAD_USER_INPUT', path: 'config' } })
+  const notObject = await a.gql(CREATE, { input: { ...toolPolicy('x', []), config: '[1,2]' } })
+  t.match(notObject.errors?.[0]?.message, /config must be a JSON object/)
+  const emptyName = await a.gql(CREATE, { input: toolPolicy('  ', ['x']) })
+  t.equal(emptyName.errors?.[0]?.extensions?.code, 'BAD_USER_INPUT', 'a blank name')
+  const enumWrong = await a.gql(CREATE, { input: { ...toolPolicy('x', []), policyType: 'NOT_A_TYPE' } })
+  t.ok(enumWrong.errors !== undefined && enumWrong.errors.length > 0, 'an unknown enum value is refused by GraphQL itself')
+  t.equal((await a.app.services.store.listPolicies(DEFAULT_TENANT_ID)).length, 0, 'nothing stored')
+})
+
+t.test('createPolicy: a name used already is a CONFLICT', async (t) => {
+  const a = await app(t)
+  t.equal((await a.gql(CREATE, { input: toolPolicy('dup', ['a']) })).errors, undefined)
+  const again = await a.gql(CREATE, { input: toolPolicy('dup', ['b']) })
+  t.equal(again.errors?.[0]?.extensions?.code, 'CONFLICT')
+  t.strictSame((await a.app.services.store.listPolicies(DEFAULT_TENANT_ID))[0]?.config, { denied_tools: ['a'] }, 'the first one is unchanged')
+})
+
+t.test('updatePolicy / setPolicyActive / deletePolicy: fields left out are kept, the version goes up only on a change', async (t) => {
+  const a = await app(t)
+  const id = (await a.gql(CREATE, { input: toolPolicy('p', ['shell']) })).data?.createPolicy.id as string
+  const UPDATE = 'mutation ($id: ID!, $input: UpdatePolicyInput!) { updatePolicy(id: $id, input: $input) { name config priority enforcement version isActive } }'
+  const up = await a.gql(UPDATE, { id, input: { priority: 7, enforcement: 'AUDIT' } })
+  t.match(up.data?.updatePolicy, { name: 'p', priority: 7, enforcement: 'AUDIT', version: 2 })
+  t.strictSame(JSON.parse(up.data?.updatePolicy.config as string), { denied_tools: ['shell'] }, 'config kept')
+  const same = await a.gql(UPDATE, { id, input: { priority: 7 } })
+  t.equal(same.data?.updatePolicy.version, 2, 'no change, no new version')
+  const renamed = await a.gql(UPDATE, { id, input: { name: 'renamed', config: JSON.stringify({ allowed_tools: ['search'] }) } })
+  t.match(renamed.data?.updatePolicy, { name: 'renamed', version: 3 })
+  const badConfig = await a.gql(UPDATE, { id, input: { config: JSON.stringify({ allowed_tools: 'search' }) } })
+  t.equal(badConfig.errors?.[0]?.extensions?.code, 'BAD_USER_INPUT', 'an update is validated too')
+  await a.gql(CREATE, { input: toolPolicy('taken', []) })
+  t.equal((await a.gql(UPDATE, { id, input: { name: 'taken' } })).errors?.[0]?.extensions?.code, 'CONFLICT', 'renaming onto another policy')
+
+  const off = await a.gql('mutation ($id: ID!) { setPolicyActive(id: $id, isActive: false) { isActive version } }', { id })
+  t.match(off.data?.setPolicyActive, { isActive: false, version: 4 })
+  const del = await a.gql('mutation ($id: ID!) { deletePolicy(id: $id) }', { id })
+  t.equal(del.data?.deletePolicy, true)
+  t.equal((await a.gql('mutation ($id: ID!) { deletePolicy(id: $id) }', { id })).data?.deletePolicy, false, 'deleting again: false')
+  t.equal((await a.gql('query ($id: ID!) { policy(id: $id) { id } }', { id })).data?.policy, null, 'gone')
+  const missing = await a.gql(UPDATE, { id, input: { priority: 1 } })
+  t.equal(missing.errors?.[0]?.extensions?.code, 'NOT_FOUND')
+})
+
+t.test('policies: filters, cursor pagination (first at most 200) and totalCount', async (t) => {
+  const a = await app(t)
+  for (let i = 0; i < 5; i++) await a.gql(CREATE, { input: toolPolicy(`tools-${i}`, [`t${i}`], { isActive: i % 2 === 0 }) })
+  await a.gql(CREATE, { input: { name: 'rl', policyType: 'RATE_LIMIT', scopeType: 'DEPLOYMENT', scopeId: 'prod', config: JSON.stringify({ requests_per_minute: 10 }) } })
+  const LIST = 'query ($f: PolicyFilter, $first: Int, $after: String) { policies(filter: $f, first: $first, after: $after) { totalCount edges { cursor node { name } } pageInfo { hasNextPage endCursor } } }'
+  const names = (r: Gql): string[] => (r.data?.policies.edges as Array<{ node: { name: string } }>).map((e) => e.node.name)
+  t.strictSame(names(await a.gql(LIST, { f: { policyType: 'RATE_LIMIT' } })), ['rl'])
+  t.strictSame(names(await a.gql(LIST, { f: { scopeType: 'DEPLOYMENT', scopeId: 'prod' } })), ['rl'])
+  t.strictSame(names(await a.gql(LIST, { f: { isActive: false } })), ['tools-1', 'tools-3'])
+  t.strictSame(names(await a.gql(LIST, { f: { search: 'TOOLS-4' } })), ['tools-4'], 'search ignores case')
+
+  const seen: string[] = []
+  let after: string | null = null
+  for (let pageNo = 0; pageNo < 10; pageNo++) {
+    const r = await a.gql(LIST, { first: 2, after })
+    t.equal(r.data?.policies.totalCount, 6)
+    seen.push(...names(r))
+    if (r.data?.policies.pageInfo.hasNextPage !== true) break
+    after = r.data.policies.pageInfo.endCursor as string
+  }
+  t.strictSame(seen, ['rl', 'tools-0', 'tools-1', 'tools-2', 'tools-3', 'tools-4'], 'pages of 2 walk the whole list once, by name')
+  t.equal((await a.gql(LIST, { first: 201 })).errors?.[0]?.extensions?.code, 'BAD_USER_INPUT', 'first over 200')
+  t.equal((await a.gql(LIST, { first: 0 })).errors?.[0]?.extensions?.code, 'BAD_USER_INPUT', 'first 0')
+  t.equal((await a.gql(LIST, { after: 'not-a-cursor' })).errors?.[0]?.extensions?.code, 'BAD_USER_INPUT', 'a made-up cursor')
+})
+
+t.test('agent endpoints: listed with filters, read by id, suspended (the key is refused) and activated again', async (t) => {
+  const a = await app(t)
+  const { key } = await a.registerV1({ agent_type: 'langchain', agent_id: 'support-bot' })
+  await a.registerV1({ agent_type: 'custom', agent_id: 'batch-job' })
+  const LIST = 'query ($f: AgentEndpointFilter) { agentEndpoints(filter: $f) { totalCount edges { node { id agentId apiKeyPrefix tenantId status health capabilities lastHeartbeat createdAt } } } }'
+  const all = await a.gql(LIST)
+  t.equal(all.data?.agentEndpoints.totalCount, 2)
+  const bot = (all.data?.agentEndpoints.edges as Array<{ node: Record<string, any> }>).find((e) => e.node.agentId === 'support-bot')?.node
+  t.match(bot, { agentId: 'support-bot', apiKeyPrefix: key.slice(0, 12), tenantId: DEFAULT_TENANT_ID, health: 'UNKNOWN', lastHeartbeat: null })
+  t.notMatch(JSON.stringify(all), key, 'the key itself is never shown')
+  t.equal((await a.gql(LIST, { f: { agentType: 'langchain' } })).data?.agentEndpoints.totalCount, 1)
+  t.equal((await a.gql(LIST, { f: { search: 'BATCH' } })).data?.agentEndpoints.totalCount, 1)
+  t.equal((await a.gql('query ($id: ID!) { agentEndpoint(id: $id) { agentId } }', { id: bot?.id })).data?.agentEndpoint.agentId, 'support-bot')
+
+  const suspended = await a.gql('mutation ($id: ID!) { suspendAgentEndpoint(id: $id) { status } }', { id: bot?.id })
+  t.equal(suspended.data?.suspendAgentEndpoint.status, 'SUSPENDED')
+  t.equal((await a.v1('GET', '/config/support-bot', { key })).statusCode, 401, 'a suspended agent\'s key is refused at once')
+  t.equal((await a.gql(LIST, { f: { status: 'SUSPENDED' } })).data?.agentEndpoints.totalCount, 1)
+  const active = await a.gql('mutation ($id: ID!) { activateAgentEndpoint(id: $id) { status } }', { id: bot?.id })
+  t.equal(active.data?.activateAgentEndpoint.status, 'ACTIVE')
+  t.equal((await a.v1('GET', '/config/support-bot', { key })).statusCode, 200, 'and accepted again')
+  t.equal((await a.gql('mutation { suspendAgentEndpoint(id: "00000000-0000-4000-8000-000000000999") { status } }')).errors?.[0]?.extensions?.code, 'NOT_FOUND')
+})
+
+t.test('roles: a viewer reads; every mutation by a viewer is FORBIDDEN and changes nothing', async (t) => {
+  const a = await app(t)
+  const id = (await a.gql(CREATE, { input: toolPolicy('p', ['x']) })).data?.createPolicy.id as string
+  const { agentId } = await a.registerV1({ agent_type: 'custom', agent_id: 'viewed' })
+  const agentUuid = (await a.app.services.store.getAgent(DEFAULT_TENANT_ID, agentId))?.id
+  t.equal((await a.gql('{ policies { totalCount } }', {}, 'viewer')).data?.policies.totalCount, 1, 'a viewer reads')
+  const mutations: Array<[string, Record<string, unknown>]> = [
+    [CREATE, { input: toolPolicy('q', []) }],
+    ['mutation ($id: ID!) { updatePolicy(id: $id, input: { priority: 3 }) { id } }', { id }],
+    ['mutation ($id: ID!) { setPolicyActive(id: $id, isActive: false) { id } }', { id }],
+    ['mutation ($id: ID!) { deletePolicy(id: $id) }', { id }],
+    ['mutation ($id: ID!) { suspendAgentEndpoint(id: $id) { id } }', { id: agentUuid }],
+    ['mutation ($id: ID!) { activateAgentEndpoint(id: $id) { id } }', { id: agentUuid }]
+  ]
+  for (const [query, variables] of mutations) {
+    const r = await a.gql(query, variables, 'viewer')
+    t.equal(r.errors?.[0]?.extensions?.code, 'FORBIDDEN', query.split('(')[0] ?? query)
+  }
+  const stored = await a.app.services.store.listPolicies(DEFAULT_TENANT_ID)
+  t.match(stored, [{ name: 'p', priority: 0, is_active: true, version: 1 }], 'nothing changed')
+})
+
+t.test('tenant isolation: another tenant\'s ids find nothing, whatever the argument', async (t) => {
+  const a = await app(t)
+  const id = (await a.gql(CREATE, { input: toolPolicy('mine', ['x']) })).data?.createPolicy.id as string
+  const { agentId } = await a.registerV1({ agent_type: 'custom', agent_id: 'mine' })
+  const agentUuid = (await a.app.services.store.getAgent(DEFAULT_TENANT_ID, agentId))?.id
+  const other = async (query: string, variables: Record<string, unknown> = {}): Promise<Gql> => await a.gql(query, variables, 'admin', OTHER_TENANT)
+  t.equal((await other('{ policies { totalCount } }')).data?.policies.totalCount, 0, 'lists are the caller\'s tenant only')
+  t.equal((await other('{ agentEndpoints { totalCount } }')).data?.agentEndpoints.totalCount, 0)
+  t.equal((await other('query ($id: ID!) { policy(id: $id) { id } }', { id })).data?.policy, null)
+  t.equal((await other('query ($id: ID!) { agentEndpoint(id: $id) { id } }', { id: agentUuid })).data?.agentEndpoint, null)
+  t.equal((await other('mutation ($id: ID!) { updatePolicy(id: $id, input: { priority: 9 }) { id } }', { id })).errors?.[0]?.extensions?.code, 'NOT_FOUND')
+  t.equal((await other('mutation ($id: ID!) { setPolicyActive(id: $id, isActive: false) { id } }', { id })).errors?.[0]?.extensions?.code, 'NOT_FOUND')
+  t.equal((await other('mutation ($id: ID!) { deletePolicy(id: $id) }', { id })).data?.deletePolicy, false)
+  t.equal((await other('mutation ($id: ID!) { suspendAgentEndpoint(id: $id) { id } }', { id: agentUuid })).errors?.[0]?.extensions?.code, 'NOT_FOUND')
+  t.match(await a.app.services.store.getPolicy(DEFAULT_TENANT_ID, id), { priority: 0, is_active: true, version: 1 }, 'the owner\'s policy is untouched')
+  t.match(await a.app.services.store.getAgent(DEFAULT_TENANT_ID, agentId), { status: 'active' }, 'and its agent')
+})
+
+t.test('auth: no token, a bad token and an expired one are 401 before any resolver runs; open mode lets a tokenless caller act as admin of the default tenant', async (t) => {
+  const a = await app(t)
+  const none = await a.gql('{ policies { totalCount } }', {}, null)
+  t.equal(none.status, 401)
+  t.match(none.errors?.[0]?.message, /missing bearer token/)
+  const bad = await a.app.inject({ method: 'POST', url: '/gql/service/', headers: { authorization: 'Bearer not.a.jwt' }, payload: { query: '{ policies { totalCount } }' } })
+  t.equal(bad.statusCode, 401)
+  const expired = await mintUserToken(SECRET, { sub: 's', tenantId: DEFAULT_TENANT_ID, role: 'admin' }, 1)
+  await new Promise((resolve) => setTimeout(resolve, 2100))
+  const late = await a.app.inject({ method: 'POST', url: '/gql/service/', headers: { authorization: `Bearer ${expired}` }, payload: { query: '{ policies { totalCount } }' } })
+  t.equal(late.statusCode, 401)
+  t.match(late.body, /token expired/)
+
+  const open = await app(t, { SERVICE_AUTH_MODE: 'open' })
+  const anon = await open.gql(CREATE, { input: toolPolicy('open-made', ['x']) }, null)
+  t.match(anon.data?.createPolicy, { name: 'open-made', tenantId: DEFAULT_TENANT_ID }, 'open mode: admin of the default tenant')
+  t.equal((await open.gql(CREATE, { input: toolPolicy('v', []) }, 'viewer')).errors?.[0]?.extensions?.code, 'FORBIDDEN', 'a token sent in open mode still counts')
+})
+
+t.test('query depth is limited', async (t) => {
+  const a = await app(t)
+  const deep = '{ policies { edges { node { id } } } ' + '__schema { types { fields { type { ofType { ofType { ofType { ofType { name } } } } } } } } }'
+  const r = await a.gql(deep)
+  t.ok(r.errors !== undefined && r.errors.some((e) => /depth/i.test(e.message)), 'a query deeper than the limit is refused')
+})
