@@ -26,7 +26,7 @@ export async function graphqlRoutes (app: FastifyInstance, { services }: { servi
   })
   await app.register(mercurius, {
     schema: SCHEMA,
-    resolvers: resolvers({ store: services.store, directory: services.directory }) as never,
+    resolvers: resolvers({ store: services.store, directory: services.directory, agents: services.agents, box: services.box }) as never,
     path,
     graphiql: config.authMode === 'open',
     queryDepth: MAX_QUERY_DEPTH,

@@ -11,6 +11,11 @@ import { NameTakenError } from '../store/store.js'
 import type { Directory } from '../policies/directory.js'
 import { validatePolicy } from '../../shared/policy/index.js'
 import type { User } from './auth.js'
+import { secretAad, type AgentService } from '../agents/service.js'
+import type { SecretBox } from '../../shared/secret-box.js'
+import { mintKey } from '../../shared/keys.js'
+import { AGENT_ID_PATTERN } from '../../shared/contracts/common.js'
+import type { SecretRecord, SecretScope } from '../store/store.js'
 
 export interface GqlContext {
   user: User
@@ -19,6 +24,8 @@ export interface GqlContext {
 export interface ResolverDeps {
   store: Store
   directory: Directory
+  agents: AgentService
+  box: SecretBox
 }
 
 const MAX_PAGE = 200
@@ -98,16 +105,7 @@ function policyNode (p: PolicyRecord): Record<string, unknown> {
   }
 }
 
-function parseConfig (text: unknown): Record<string, unknown> {
-  let value: unknown
-  try {
-    value = JSON.parse(text as string)
-  } catch (err) {
-    throw gqlError('BAD_USER_INPUT', `config is not JSON: ${(err as Error).message}`, { path: 'config' })
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw gqlError('BAD_USER_INPUT', 'config must be a JSON object', { path: 'config' })
-  return value as Record<string, unknown>
-}
+const parseConfig = (text: unknown): Record<string, unknown> => jsonObject(text, 'config')
 
 /** The write as the store takes it, checked by the engine; every problem is listed with its path. */
 function checkedWrite (tenantId: string, w: PolicyWrite): PolicyWrite {
@@ -123,8 +121,63 @@ async function agentById (deps: ResolverDeps, tenantId: string, id: string): Pro
   return (await deps.store.listAgents(tenantId)).find((a) => a.id === id)
 }
 
+const SECRET_NAME = /^[A-Za-z0-9_.-]{1,200}$/
+
+/** A secret's id: its scope and name, which identify it within the tenant. */
+const secretId = (s: Pick<SecretRecord, 'scope_type' | 'scope_id' | 'name'>): string =>
+  Buffer.from(JSON.stringify([s.scope_type, s.scope_id, s.name])).toString('base64url')
+
+function secretKeyOf (id: string): { scope_type: SecretScope, scope_id: string, name: string } {
+  try {
+    const [scopeType, scopeId, name] = JSON.parse(Buffer.from(id, 'base64url').toString('utf8')) as unknown[]
+    if ((scopeType === 'tenant' || scopeType === 'deployment' || scopeType === 'agent') && typeof scopeId === 'string' && typeof name === 'string') {
+      return { scope_type: scopeType, scope_id: scopeId, name }
+    }
+  } catch {}
+  throw gqlError('NOT_FOUND', `no secret with id ${id}`)
+}
+
+function secretNode (s: SecretRecord): Record<string, unknown> {
+  return { id: secretId(s), name: s.name, scopeType: upper(s.scope_type), scopeId: s.scope_id, updatedAt: s.updated_at }
+}
+
+function jsonObject (text: unknown, field: string): Record<string, unknown> {
+  let value: unknown
+  try {
+    value = JSON.parse(text as string)
+  } catch (err) {
+    throw gqlError('BAD_USER_INPUT', `${field} is not JSON: ${(err as Error).message}`, { path: field })
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw gqlError('BAD_USER_INPUT', `${field} must be a JSON object`, { path: field })
+  return value as Record<string, unknown>
+}
+
+function capabilitiesOf (value: unknown): string[] {
+  const list = value as string[]
+  if (list.length > 200 || list.some((c) => c.trim() === '' || c.length > 200)) throw gqlError('BAD_USER_INPUT', 'capabilities: at most 200, each 1 to 200 characters', { path: 'capabilities' })
+  return list
+}
+
 export function resolvers (deps: ResolverDeps): Record<string, Record<string, unknown>> {
-  const { store, directory } = deps
+  const { store, directory, agents, box } = deps
+  const agentOr404 = async (tenantId: string, id: string): Promise<AgentRecord> => {
+    const a = await agentById(deps, tenantId, id)
+    if (a === undefined) throw gqlError('NOT_FOUND', `no agent endpoint with id ${id}`)
+    return a
+  }
+  const findSecret = async (tenantId: string, id: string): Promise<SecretRecord> => {
+    const k = secretKeyOf(id)
+    const s = (await store.listSecrets(tenantId)).find((x) => x.scope_type === k.scope_type && x.scope_id === k.scope_id && x.name === k.name)
+    if (s === undefined) throw gqlError('NOT_FOUND', `no secret with id ${id}`)
+    return s
+  }
+  const storeSecret = async (record: Omit<SecretRecord, 'value_sealed' | 'updated_at'>, value: string): Promise<SecretRecord> => {
+    if (value.length > 64 * 1024) throw gqlError('BAD_USER_INPUT', 'value: at most 64 KiB', { path: 'value' })
+    const saved: SecretRecord = { ...record, value_sealed: box.seal(value, secretAad(record)), updated_at: new Date().toISOString() }
+    await store.setSecret(saved)
+    await directory.changed()
+    return saved
+  }
   const policyOr404 = async (tenantId: string, id: string): Promise<PolicyRecord> => {
     const p = await store.getPolicy(tenantId, id)
     if (p === undefined) throw gqlError('NOT_FOUND', `no policy with id ${id}`)
@@ -184,7 +237,8 @@ export function resolvers (deps: ResolverDeps): Record<string, Record<string, un
       policy: async (_: unknown, args: Args, ctx: GqlContext) => {
         const p = await store.getPolicy(ctx.user.tenantId, args.id as string)
         return p === undefined ? null : policyNode(p)
-      }
+      },
+      secrets: async (_: unknown, _args: Args, ctx: GqlContext) => (await store.listSecrets(ctx.user.tenantId)).map(secretNode)
     },
     Mutation: {
       createPolicy: async (_: unknown, args: Args, ctx: GqlContext) => {
@@ -238,7 +292,102 @@ export function resolvers (deps: ResolverDeps): Record<string, Record<string, un
         return policyNode(await save(tenantId, id, { ...current, is_active: args.isActive as boolean }))
       },
       suspendAgentEndpoint: async (_: unknown, args: Args, ctx: GqlContext) => await setStatus(ctx, args.id as string, 'suspended'),
-      activateAgentEndpoint: async (_: unknown, args: Args, ctx: GqlContext) => await setStatus(ctx, args.id as string, 'active')
+      activateAgentEndpoint: async (_: unknown, args: Args, ctx: GqlContext) => await setStatus(ctx, args.id as string, 'active'),
+      createAgentEndpoint: async (_: unknown, args: Args, ctx: GqlContext) => {
+        requireAdmin(ctx)
+        const input = args.input as Record<string, unknown>
+        const agentId = typeof input.agentId === 'string' ? input.agentId : undefined
+        if (agentId !== undefined && !new RegExp(AGENT_ID_PATTERN).test(agentId)) {
+          throw gqlError('BAD_USER_INPUT', 'agentId: lower-case letters, digits, _ and -, at most 100, starting with a letter or digit', { path: 'agentId' })
+        }
+        const name = typeof input.name === 'string' ? input.name.trim() : undefined
+        if (name !== undefined && (name === '' || name.length > 200)) throw gqlError('BAD_USER_INPUT', 'name: 1 to 200 characters', { path: 'name' })
+        const agentType = (input.agentType as string).trim()
+        if (agentType === '' || agentType.length > 100) throw gqlError('BAD_USER_INPUT', 'agentType: 1 to 100 characters', { path: 'agentType' })
+        let created
+        try {
+          created = await agents.register({
+            tenantId: ctx.user.tenantId,
+            agentId,
+            slugBase: name ?? agentType,
+            name,
+            agentType,
+            capabilities: Array.isArray(input.capabilities) ? capabilitiesOf(input.capabilities) : [],
+            metadata: input.metadata === undefined || input.metadata === null ? {} : jsonObject(input.metadata, 'metadata'),
+            deploymentId: typeof input.deploymentId === 'string' && input.deploymentId !== '' ? input.deploymentId : null,
+            contract: input.contract === 'LEGACY' ? 'legacy' : 'v1'
+          })
+        } catch (err) {
+          if ((err as { statusCode?: number }).statusCode === 409) throw gqlError('CONFLICT', (err as Error).message, { path: 'agentId' })
+          throw err
+        }
+        return { agentEndpoint: agentNode(created.agent), apiKey: created.key.key }
+      },
+      updateAgentEndpoint: async (_: unknown, args: Args, ctx: GqlContext) => {
+        requireAdmin(ctx)
+        const tenantId = ctx.user.tenantId
+        const current = await agentOr404(tenantId, args.id as string)
+        const input = args.input as Record<string, unknown>
+        const name = typeof input.name === 'string' ? input.name.trim() : current.name
+        if (name === '' || name.length > 200) throw gqlError('BAD_USER_INPUT', 'name: 1 to 200 characters', { path: 'name' })
+        await store.updateAgent(tenantId, current.id, {
+          name,
+          capabilities: Array.isArray(input.capabilities) ? capabilitiesOf(input.capabilities) : current.capabilities,
+          metadata: input.metadata === undefined || input.metadata === null ? current.metadata : jsonObject(input.metadata, 'metadata'),
+          deployment_id: input.deploymentId === undefined ? current.deployment_id : (input.deploymentId === null || input.deploymentId === '' ? null : input.deploymentId as string)
+        })
+        await directory.changed()
+        return agentNode(await agentOr404(tenantId, current.id))
+      },
+      deleteAgentEndpoint: async (_: unknown, args: Args, ctx: GqlContext) => {
+        requireAdmin(ctx)
+        const agent = await agentById(deps, ctx.user.tenantId, args.id as string)
+        if (agent === undefined || agent.status === 'terminated') return false
+        await agents.deregister(agent)
+        return true
+      },
+      rotateAgentApiKey: async (_: unknown, args: Args, ctx: GqlContext) => {
+        requireAdmin(ctx)
+        const tenantId = ctx.user.tenantId
+        const agent = await agentOr404(tenantId, args.id as string)
+        if (agent.status === 'terminated') throw gqlError('CONFLICT', 'the agent endpoint is terminated')
+        const key = mintKey(agent.contract === 'v1' ? 'agentV1' : 'agentLegacy')
+        await store.setAgentKey(tenantId, agent.id, key.hash, key.prefix)
+        await directory.changed()
+        return { agentEndpoint: agentNode(await agentOr404(tenantId, agent.id)), apiKey: key.key }
+      },
+      createSecret: async (_: unknown, args: Args, ctx: GqlContext) => {
+        requireAdmin(ctx)
+        const input = args.input as Record<string, unknown>
+        const name = input.name as string
+        if (!SECRET_NAME.test(name)) throw gqlError('BAD_USER_INPUT', 'name: letters, digits, _ . - (1 to 200)', { path: 'name' })
+        const scopeType = lower(input.scopeType as string) as SecretScope
+        const scopeId = scopeType === 'tenant' ? '' : typeof input.scopeId === 'string' ? input.scopeId.trim() : ''
+        if (scopeType !== 'tenant' && (scopeId === '' || scopeId.length > 200)) throw gqlError('BAD_USER_INPUT', `scopeId: the ${scopeType} it is granted to (1 to 200 characters)`, { path: 'scopeId' })
+        const record = { tenant_id: ctx.user.tenantId, scope_type: scopeType, scope_id: scopeId, name }
+        if ((await store.listSecrets(record.tenant_id)).some((x) => x.scope_type === scopeType && x.scope_id === scopeId && x.name === name)) {
+          throw gqlError('CONFLICT', `a secret named "${name}" exists already in this scope; use updateSecret`, { path: 'name' })
+        }
+        return secretNode(await storeSecret(record, input.value as string))
+      },
+      updateSecret: async (_: unknown, args: Args, ctx: GqlContext) => {
+        requireAdmin(ctx)
+        const current = await findSecret(ctx.user.tenantId, args.id as string)
+        const { value_sealed: _sealed, updated_at: _at, ...record } = current
+        return secretNode(await storeSecret(record, (args.input as { value: string }).value))
+      },
+      deleteSecret: async (_: unknown, args: Args, ctx: GqlContext) => {
+        requireAdmin(ctx)
+        let k
+        try {
+          k = secretKeyOf(args.id as string)
+        } catch {
+          return false
+        }
+        const deleted = await store.deleteSecret(ctx.user.tenantId, k.scope_type, k.scope_id, k.name)
+        if (deleted) await directory.changed()
+        return deleted
+      }
     }
   }
 }

@@ -112,6 +112,42 @@ type PolicyType {
   updatedAt: DateTime!
 }
 
+"""Which REST contract an agent endpoint speaks (decides the form of its key)."""
+enum AgentContract {
+  "Versioned API, key sk_agent_..."
+  V1
+  "Legacy API, key zk_live_..."
+  LEGACY
+}
+
+"""What a secret is granted to."""
+enum SecretScopeType {
+  "Every agent of the tenant."
+  TENANT
+  "The agents of one deployment."
+  DEPLOYMENT
+  "One agent (by its agentId)."
+  AGENT
+}
+
+"""A new agent endpoint and its API key, shown this once."""
+type CreatedAgentEndpoint {
+  agentEndpoint: AgentEndpointType!
+  "The full key: store it now; only its prefix is kept."
+  apiKey: String!
+}
+
+"""A secret handed to agents by GET /secrets; its value is never shown here."""
+type SecretType {
+  "Stable id of the secret (made of its scope and name)."
+  id: ID!
+  name: String!
+  scopeType: SecretScopeType!
+  "The deployment id or agentId of the scope; empty for TENANT."
+  scopeId: String!
+  updatedAt: DateTime!
+}
+
 """Where a page of a list stops."""
 type PageInfo {
   "Whether more items follow this page."
@@ -168,6 +204,42 @@ input PolicyFilter {
   search: String
 }
 
+"""A new agent endpoint. agentId is generated from name when left out; contract defaults to V1."""
+input CreateAgentEndpointInput {
+  agentId: String
+  name: String
+  "The agent framework, e.g. custom, langchain, claude_code."
+  agentType: String!
+  capabilities: [String!]
+  "A JSON object."
+  metadata: JSONString
+  deploymentId: String
+  contract: AgentContract
+}
+
+"""Changes to an agent endpoint: fields left out keep their values; deploymentId null clears it."""
+input UpdateAgentEndpointInput {
+  name: String
+  capabilities: [String!]
+  "A JSON object."
+  metadata: JSONString
+  deploymentId: String
+}
+
+"""A new secret; scopeId is required for DEPLOYMENT and AGENT."""
+input CreateSecretInput {
+  name: String!
+  scopeType: SecretScopeType!
+  scopeId: String
+  "Stored encrypted (AES-256-GCM under the master key); never shown again."
+  value: String!
+}
+
+"""A secret's new value."""
+input UpdateSecretInput {
+  value: String!
+}
+
 """A new policy. Omitted: enforcement ENFORCE, priority 0, isActive true, scopeId the tenant (ORG)."""
 input CreatePolicyInput {
   name: String!
@@ -201,6 +273,8 @@ type Query {
   policies(filter: PolicyFilter, first: Int, after: String): PolicyConnection!
   "One policy by its UUID; null when the tenant has none with that id."
   policy(id: ID!): PolicyType
+  "The tenant's secrets (names and scopes, never values)."
+  secrets: [SecretType!]!
 }
 
 type Mutation {
@@ -216,5 +290,19 @@ type Mutation {
   suspendAgentEndpoint(id: ID!): AgentEndpointType!
   "Activates a suspended agent endpoint (admin)."
   activateAgentEndpoint(id: ID!): AgentEndpointType!
+  "Registers an agent endpoint (admin); the API key is in the answer only."
+  createAgentEndpoint(input: CreateAgentEndpointInput!): CreatedAgentEndpoint!
+  "Changes an agent endpoint's name, capabilities, metadata or deployment (admin)."
+  updateAgentEndpoint(id: ID!, input: UpdateAgentEndpointInput!): AgentEndpointType!
+  "Terminates an agent endpoint (admin): its key stops working; its events stay. True when it was not terminated yet."
+  deleteAgentEndpoint(id: ID!): Boolean!
+  "Gives an agent endpoint a new API key (admin); the old key stops working at once."
+  rotateAgentApiKey(id: ID!): CreatedAgentEndpoint!
+  "Stores a secret (admin); CONFLICT when the scope already has one of that name."
+  createSecret(input: CreateSecretInput!): SecretType!
+  "Replaces a secret's value (admin)."
+  updateSecret(id: ID!, input: UpdateSecretInput!): SecretType!
+  "Deletes a secret (admin); true when it existed."
+  deleteSecret(id: ID!): Boolean!
 }
 `

@@ -129,6 +129,10 @@ export interface Store {
   getAgent (tenantId: string, agentId: string): Promise<AgentRecord | undefined>
   listAgents (tenantId: string): Promise<AgentRecord[]>
   setAgentStatus (id: string, status: AgentStatus, health: HealthStatus): Promise<void>
+  /** Changes an agent's descriptive fields (by its UUID, within the tenant); false when there is none. */
+  updateAgent (tenantId: string, id: string, fields: Pick<AgentRecord, 'name' | 'capabilities' | 'metadata' | 'deployment_id'>): Promise<boolean>
+  /** Replaces an agent's key (hash and prefix): the old key stops working. */
+  setAgentKey (tenantId: string, id: string, hash: string, prefix: string): Promise<boolean>
   recordHeartbeat (id: string, hb: HeartbeatWrite): Promise<void>
   /** Active agents of `contract` whose last heartbeat (or creation) is before `before`: marks them unhealthy. */
   markStale (contract: Contract, before: string): Promise<number>
@@ -146,6 +150,7 @@ export interface Store {
 
   setSecret (secret: SecretRecord): Promise<void>
   listSecrets (tenantId: string): Promise<SecretRecord[]>
+  deleteSecret (tenantId: string, scopeType: SecretScope, scopeId: string, name: string): Promise<boolean>
 
   /** Writes events and evaluations in one transaction (the ingest writer's group commit). */
   writeBatch (events: EventRow[], evaluations: EvaluationRow[]): Promise<void>

@@ -11,7 +11,7 @@ import { dirname } from 'node:path'
 import { MIGRATIONS } from './migrations/index.js'
 import type {
   AgentRecord, AgentStatus, Contract, EvaluationRow, EventRow, HealthStatus, HeartbeatWrite, PolicyRecord,
-  PolicyWrite, SecretRecord, SpendRow, Store, Tenant
+  PolicyWrite, SecretRecord, SecretScope, SpendRow, Store, Tenant
 } from '../store.js'
 import { NameTakenError } from '../store.js'
 
@@ -128,6 +128,9 @@ export class SqliteStore implements Store {
       getAgent: p('SELECT * FROM agents WHERE tenant_id = ? AND agent_id = ?'),
       listAgents: p('SELECT * FROM agents WHERE tenant_id = ? ORDER BY created_at, agent_id'),
       setStatus: p('UPDATE agents SET status = ?, health = ?, updated_at = ? WHERE id = ?'),
+      updAgent: p(`UPDATE agents SET name = @name, capabilities = @capabilities, metadata = @metadata, deployment_id = @deployment_id,
+        updated_at = @now WHERE tenant_id = @tenant_id AND id = @id`),
+      setKey: p('UPDATE agents SET key_hash = ?, key_prefix = ?, updated_at = ? WHERE tenant_id = ? AND id = ?'),
       heartbeat: p('UPDATE agents SET health = ?, last_heartbeat = ?, last_report = ?, updated_at = ? WHERE id = ?'),
       markStale: p(`UPDATE agents SET health = 'unhealthy', updated_at = ?
         WHERE status = 'active' AND health <> 'unhealthy' AND contract = ? AND COALESCE(last_heartbeat, created_at) < ?`),
@@ -150,6 +153,7 @@ export class SqliteStore implements Store {
         ON CONFLICT (tenant_id, scope_type, scope_id, name)
         DO UPDATE SET value_sealed = excluded.value_sealed, updated_at = excluded.updated_at`),
       listSecrets: p('SELECT * FROM secrets WHERE tenant_id = ? ORDER BY scope_type, scope_id, name'),
+      delSecret: p('DELETE FROM secrets WHERE tenant_id = ? AND scope_type = ? AND scope_id = ? AND name = ?'),
       insEvent: p(`INSERT INTO events (id, tenant_id, agent_uuid, agent_id, event_type, category, timestamp,
         user_id, payload, evaluation_id, batch_id, client_event_id, cost_usd, received_at)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -254,6 +258,25 @@ export class SqliteStore implements Store {
     return (this.st('listAgents').all(tenantId) as Row[]).map(agentFromRow)
   }
 
+  async updateAgent (tenantId: string, id: string, f: Pick<AgentRecord, 'name' | 'capabilities' | 'metadata' | 'deployment_id'>): Promise<boolean> {
+    return this.db.transaction(() => {
+      const n = this.st('updAgent').run({
+        tenant_id: tenantId, id, name: f.name, capabilities: JSON.stringify(f.capabilities), metadata: JSON.stringify(f.metadata),
+        deployment_id: f.deployment_id, now: new Date().toISOString()
+      }).changes
+      if (n > 0) this.bump()
+      return n > 0
+    })()
+  }
+
+  async setAgentKey (tenantId: string, id: string, hash: string, prefix: string): Promise<boolean> {
+    return this.db.transaction(() => {
+      const n = this.st('setKey').run(hash, prefix, new Date().toISOString(), tenantId, id).changes
+      if (n > 0) this.bump()
+      return n > 0
+    })()
+  }
+
   async setAgentStatus (id: string, status: AgentStatus, health: HealthStatus): Promise<void> {
     this.db.transaction(() => {
       this.st('setStatus').run(status, health, new Date().toISOString(), id)
@@ -331,6 +354,14 @@ export class SqliteStore implements Store {
 
   async listSecrets (tenantId: string): Promise<SecretRecord[]> {
     return this.st('listSecrets').all(tenantId) as SecretRecord[]
+  }
+
+  async deleteSecret (tenantId: string, scopeType: SecretScope, scopeId: string, name: string): Promise<boolean> {
+    return this.db.transaction(() => {
+      const n = this.st('delSecret').run(tenantId, scopeType, scopeId, name).changes
+      if (n > 0) this.bump()
+      return n > 0
+    })()
   }
 
   async writeBatch (events: EventRow[], evaluations: EvaluationRow[]): Promise<void> {

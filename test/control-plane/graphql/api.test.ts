@@ -234,3 +234,99 @@ t.test('query depth is limited', async (t) => {
   const r = await a.gql(deep)
   t.ok(r.errors !== undefined && r.errors.some((e) => /depth/i.test(e.message)), 'a query deeper than the limit is refused')
 })
+
+t.test('createAgentEndpoint: the key is shown once and works at once; a taken agentId is a CONFLICT; bad input is BAD_USER_INPUT', async (t) => {
+  const a = await app(t)
+  const CREATE_AGENT = 'mutation ($input: CreateAgentEndpointInput!) { createAgentEndpoint(input: $input) { apiKey agentEndpoint { id agentId apiKeyPrefix status capabilities } } }'
+  const r = await a.gql(CREATE_AGENT, { input: { agentId: 'portal-bot', agentType: 'langchain', capabilities: ['chat'], metadata: JSON.stringify({ team: 'support' }), deploymentId: 'prod' } })
+  t.equal(r.errors, undefined)
+  const created = r.data?.createAgentEndpoint as { apiKey: string, agentEndpoint: Record<string, any> }
+  t.match(created.apiKey, /^sk_agent_/)
+  t.match(created.agentEndpoint, { agentId: 'portal-bot', apiKeyPrefix: created.apiKey.slice(0, 12), status: 'ACTIVE', capabilities: ['chat'] })
+  t.equal((await a.v1('GET', '/config/portal-bot', { key: created.apiKey })).statusCode, 200, 'the key works on the agent API')
+  const stored = await a.app.services.store.getAgent(DEFAULT_TENANT_ID, 'portal-bot')
+  t.match(stored, { agent_type: 'langchain', deployment_id: 'prod', metadata: { team: 'support' } })
+  t.notMatch(JSON.stringify(stored), created.apiKey, 'only the hash is stored')
+
+  const legacy = await a.gql(CREATE_AGENT, { input: { name: 'Old Bot', agentType: 'custom', contract: 'LEGACY' } })
+  t.match(legacy.data?.createAgentEndpoint.apiKey, /^zk_live_/, 'a legacy endpoint gets a legacy key')
+  t.equal((await a.legacy('GET', '/config', { key: legacy.data?.createAgentEndpoint.apiKey })).statusCode, 200)
+
+  t.equal((await a.gql(CREATE_AGENT, { input: { agentId: 'portal-bot', agentType: 'custom' } })).errors?.[0]?.extensions?.code, 'CONFLICT')
+  for (const input of [
+    { agentId: 'Not A Slug', agentType: 'custom' },
+    { agentType: '  ' },
+    { agentType: 'custom', name: '' },
+    { agentType: 'custom', metadata: '[1]' },
+    { agentType: 'custom', capabilities: [''] }
+  ]) {
+    t.equal((await a.gql(CREATE_AGENT, { input })).errors?.[0]?.extensions?.code, 'BAD_USER_INPUT', JSON.stringify(input))
+  }
+})
+
+t.test('updateAgentEndpoint, rotateAgentApiKey, deleteAgentEndpoint: fields kept unless given; the old key dies on rotation; delete terminates', async (t) => {
+  const a = await app(t)
+  const { key } = await a.registerV1({ agent_type: 'custom', agent_id: 'rotor', capabilities: ['chat'], deployment_id: 'dev' })
+  const id = (await a.app.services.store.getAgent(DEFAULT_TENANT_ID, 'rotor'))?.id as string
+  const up = await a.gql('mutation ($id: ID!, $input: UpdateAgentEndpointInput!) { updateAgentEndpoint(id: $id, input: $input) { capabilities } }',
+    { id, input: { capabilities: ['chat', 'tool:search'], metadata: JSON.stringify({ team: 'ops' }) } })
+  t.strictSame(up.data?.updateAgentEndpoint.capabilities, ['chat', 'tool:search'])
+  t.match(await a.app.services.store.getAgent(DEFAULT_TENANT_ID, 'rotor'), { deployment_id: 'dev', metadata: { team: 'ops' } }, 'the deployment is kept, metadata replaced')
+  const cleared = await a.gql('mutation ($id: ID!) { updateAgentEndpoint(id: $id, input: { deploymentId: null }) { id } }', { id })
+  t.equal(cleared.errors, undefined)
+  t.equal((await a.app.services.store.getAgent(DEFAULT_TENANT_ID, 'rotor'))?.deployment_id, null, 'deploymentId null clears it')
+  t.equal((await a.v1('GET', '/config/rotor', { key })).json().agent.capabilities.length, 2, 'the agent API shows the new capabilities at once')
+
+  const rotated = await a.gql('mutation ($id: ID!) { rotateAgentApiKey(id: $id) { apiKey agentEndpoint { apiKeyPrefix } } }', { id })
+  const fresh = rotated.data?.rotateAgentApiKey.apiKey as string
+  t.match(fresh, /^sk_agent_/)
+  t.not(fresh, key)
+  t.equal(rotated.data?.rotateAgentApiKey.agentEndpoint.apiKeyPrefix, fresh.slice(0, 12))
+  t.equal((await a.v1('GET', '/config/rotor', { key })).statusCode, 401, 'the old key is refused at once')
+  t.equal((await a.v1('GET', '/config/rotor', { key: fresh })).statusCode, 200, 'the new one works')
+
+  t.equal((await a.gql('mutation ($id: ID!) { deleteAgentEndpoint(id: $id) }', { id })).data?.deleteAgentEndpoint, true)
+  t.equal((await a.v1('GET', '/config/rotor', { key: fresh })).statusCode, 401, 'a deleted endpoint\'s key is refused')
+  t.equal((await a.gql('mutation ($id: ID!) { deleteAgentEndpoint(id: $id) }', { id })).data?.deleteAgentEndpoint, false, 'deleting again: false')
+  t.equal((await a.gql('mutation ($id: ID!) { rotateAgentApiKey(id: $id) { apiKey } }', { id })).errors?.[0]?.extensions?.code, 'CONFLICT', 'no new key for a terminated endpoint')
+  t.match((await a.gql('query ($id: ID!) { agentEndpoint(id: $id) { status } }', { id })).data?.agentEndpoint, { status: 'TERMINATED' }, 'still listed, terminated (its events stay)')
+})
+
+t.test('secrets: created encrypted, listed without values, updated, deleted; agents get them through GET /secrets', async (t) => {
+  const a = await app(t)
+  const { key } = await a.registerV1({ agent_type: 'custom', agent_id: 'holder', deployment_id: 'prod' })
+  const CREATE_SECRET = 'mutation ($input: CreateSecretInput!) { createSecret(input: $input) { id name scopeType scopeId updatedAt } }'
+  const tenantWide = await a.gql(CREATE_SECRET, { input: { name: 'SEARCH_KEY', scopeType: 'TENANT', scopeId: 'ignored', value: 'tenant-value' } })
+  t.match(tenantWide.data?.createSecret, { name: 'SEARCH_KEY', scopeType: 'TENANT', scopeId: '' })
+  const forAgent = await a.gql(CREATE_SECRET, { input: { name: 'SEARCH_KEY', scopeType: 'AGENT', scopeId: 'holder', value: 'agent-value' } })
+  t.equal(forAgent.errors, undefined)
+  const secretsOf = async (): Promise<Record<string, string>> => (await a.v1('GET', '/secrets/holder', { key })).json().secrets as Record<string, string>
+  t.strictSame(await secretsOf(), { SEARCH_KEY: 'agent-value' }, 'the narrower scope wins')
+  const raw = a.app.services.store
+  t.notMatch(JSON.stringify(await raw.listSecrets(DEFAULT_TENANT_ID)), /agent-value|tenant-value/, 'stored encrypted')
+
+  const listed = await a.gql('{ secrets { id name scopeType scopeId } }')
+  t.equal(listed.data?.secrets.length, 2)
+  t.notMatch(JSON.stringify(listed), /value/, 'no values in the API')
+
+  const id = forAgent.data?.createSecret.id as string
+  t.equal((await a.gql('mutation ($id: ID!) { updateSecret(id: $id, input: { value: "rotated" }) { name } }', { id })).errors, undefined)
+  t.strictSame(await secretsOf(), { SEARCH_KEY: 'rotated' }, 'the new value is handed out')
+  t.equal((await a.gql(CREATE_SECRET, { input: { name: 'SEARCH_KEY', scopeType: 'AGENT', scopeId: 'holder', value: 'x' } })).errors?.[0]?.extensions?.code, 'CONFLICT')
+  t.equal((await a.gql('mutation ($id: ID!) { deleteSecret(id: $id) }', { id })).data?.deleteSecret, true)
+  t.strictSame(await secretsOf(), { SEARCH_KEY: 'tenant-value' }, 'after the delete, the tenant-wide one again')
+  t.equal((await a.gql('mutation ($id: ID!) { deleteSecret(id: $id) }', { id })).data?.deleteSecret, false)
+  t.equal((await a.gql('mutation { deleteSecret(id: "garbage") }')).data?.deleteSecret, false, 'an id that is not one: false')
+  t.equal((await a.gql('mutation ($id: ID!) { updateSecret(id: $id, input: { value: "v" }) { id } }', { id })).errors?.[0]?.extensions?.code, 'NOT_FOUND')
+  for (const input of [
+    { name: 'bad name!', scopeType: 'TENANT', value: 'v' },
+    { name: 'N', scopeType: 'DEPLOYMENT', value: 'v' },
+    { name: 'N', scopeType: 'AGENT', scopeId: '  ', value: 'v' }
+  ]) {
+    t.equal((await a.gql(CREATE_SECRET, { input })).errors?.[0]?.extensions?.code, 'BAD_USER_INPUT', JSON.stringify(input))
+  }
+  const other = await a.gql('mutation ($id: ID!) { updateSecret(id: $id, input: { value: "stolen" }) { id } }', { id: tenantWide.data?.createSecret.id }, 'admin', OTHER_TENANT)
+  t.equal(other.errors?.[0]?.extensions?.code, 'NOT_FOUND', 'another tenant cannot touch it')
+  t.equal((await a.gql('{ secrets { id } }', {}, 'admin', OTHER_TENANT)).data?.secrets.length, 0)
+  t.equal((await a.gql('mutation ($id: ID!) { deleteSecret(id: $id) }', { id: tenantWide.data?.createSecret.id }, 'viewer')).errors?.[0]?.extensions?.code, 'FORBIDDEN')
+})
