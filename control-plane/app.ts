@@ -2,6 +2,7 @@
  * buildApp(config, deps): the control plane's fastify instance with every service and route, not
  * listening (main.ts listens). `app.close()` stops the workers and drains the ingest writer.
  */
+import { EventEmitter } from 'node:events'
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
@@ -50,9 +51,15 @@ export async function buildApp (config: ControlPlaneConfig, deps: AppDeps = {}):
   const store = deps.store ?? openStore(config)
   const ownsStore = deps.store === undefined
   const directory = new Directory(store, { pollMs: config.changePollMs, heartbeatIntervalSeconds: config.heartbeatIntervalSeconds, log })
+  /** Told of every batch of events once it is committed (the management API's live feed). */
+  const committed = new EventEmitter()
+  committed.setMaxListeners(0)
   const ingest = new IngestWriter(store, {
     windowMs: config.ingestWindowMs,
-    onCommit: (events) => directory.recordCosts(events),
+    onCommit: (events) => {
+      directory.recordCosts(events)
+      committed.emit('events', events)
+    },
     onError: (err) => log.error({ err }, 'ingest commit failed')
   })
   const box = new SecretBox(config.masterKey)
@@ -68,6 +75,7 @@ export async function buildApp (config: ControlPlaneConfig, deps: AppDeps = {}):
     monitor: new HealthMonitor(store, { heartbeatIntervalSeconds: config.heartbeatIntervalSeconds, log }),
     box,
     log,
+    committed,
     legacyServed: new Map()
   }
   app.decorate('services', services)

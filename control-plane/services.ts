@@ -9,6 +9,7 @@ import type { Metrics } from './health/metrics.js'
 import type { HealthMonitor } from './health/monitor.js'
 import type { SecretBox } from '../shared/secret-box.js'
 import type { Logger } from '../shared/logging.js'
+import type { EventEmitter } from 'node:events'
 
 export interface Services {
   config: ControlPlaneConfig
@@ -22,6 +23,8 @@ export interface Services {
   box: SecretBox
   /** The process logger (fastify's app.log and req.log are silent below debug). */
   log: Logger
+  /** Emits 'events' (EventRow[]) after each ingest commit. */
+  committed: EventEmitter
   /** Legacy: the config hash last served to each agent (by uuid), for `config_updated`. */
   legacyServed: Map<string, string>
 }

@@ -15,7 +15,7 @@ import { secretAad, type AgentService } from '../agents/service.js'
 import type { SecretBox } from '../../shared/secret-box.js'
 import { mintKey } from '../../shared/keys.js'
 import { AGENT_ID_PATTERN } from '../../shared/contracts/common.js'
-import type { SecretRecord, SecretScope } from '../store/store.js'
+import type { EventQuery, EventRow, SecretRecord, SecretScope } from '../store/store.js'
 
 export interface GqlContext {
   user: User
@@ -33,7 +33,7 @@ const DEFAULT_PAGE = 50
 
 type Args = Record<string, unknown>
 
-const { ErrorWithProps } = mercurius
+const { ErrorWithProps, withFilter } = mercurius
 
 function gqlError (code: string, message: string, extra: Record<string, unknown> = {}): InstanceType<typeof ErrorWithProps> {
   return new ErrorWithProps(message, { code, ...extra })
@@ -158,6 +158,40 @@ function capabilitiesOf (value: unknown): string[] {
   return list
 }
 
+/** An event as EventType; agentEndpoint is resolved by a loader from the hidden agent UUID. */
+export function eventNode (e: EventRow): Record<string, unknown> {
+  return { id: e.id, eventType: e.event_type, payload: JSON.stringify(e.payload ?? {}), timestamp: e.timestamp, agentUuid: e.agent_uuid, agentSlug: e.agent_id }
+}
+
+function isoArg (value: unknown, field: string): string | undefined {
+  if (value === undefined || value === null) return undefined
+  const ms = Date.parse(value as string)
+  if (!Number.isFinite(ms)) throw gqlError('BAD_USER_INPUT', `${field}: not a date and time`, { path: field })
+  return new Date(ms).toISOString()
+}
+
+/** The topic of a tenant's new events (the management API's live feed). */
+export const eventsTopic = (tenantId: string): string => `events:${tenantId}`
+
+/**
+ * Loaders: every agentEndpoint of one query's events comes from one read of the tenant's agents,
+ * not one read per event.
+ */
+export function loaders (deps: Pick<ResolverDeps, 'store'>): Record<string, Record<string, unknown>> {
+  return {
+    EventType: {
+      agentEndpoint: async (queries: Array<{ obj: { agentUuid: string } }>, ctx: GqlContext) => {
+        const byId = new Map((await deps.store.listAgents(ctx.user.tenantId)).map((a) => [a.id, a]))
+        return queries.map((q) => {
+          const a = byId.get(q.obj.agentUuid)
+          if (a === undefined) throw gqlError('NOT_FOUND', 'the event\'s agent endpoint is gone')
+          return agentNode(a)
+        })
+      }
+    }
+  }
+}
+
 export function resolvers (deps: ResolverDeps): Record<string, Record<string, unknown>> {
   const { store, directory, agents, box } = deps
   const agentOr404 = async (tenantId: string, id: string): Promise<AgentRecord> => {
@@ -238,7 +272,41 @@ export function resolvers (deps: ResolverDeps): Record<string, Record<string, un
         const p = await store.getPolicy(ctx.user.tenantId, args.id as string)
         return p === undefined ? null : policyNode(p)
       },
-      secrets: async (_: unknown, _args: Args, ctx: GqlContext) => (await store.listSecrets(ctx.user.tenantId)).map(secretNode)
+      secrets: async (_: unknown, _args: Args, ctx: GqlContext) => (await store.listSecrets(ctx.user.tenantId)).map(secretNode),
+      events: async (_: unknown, args: Args, ctx: GqlContext) => {
+        const tenantId = ctx.user.tenantId
+        const f = (args.filter ?? {}) as Record<string, unknown>
+        const first = args.first === undefined || args.first === null ? DEFAULT_PAGE : args.first as number
+        if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE) throw gqlError('BAD_USER_INPUT', `first must be 1 to ${MAX_PAGE}`)
+        const q: EventQuery = { limit: first + 1 }
+        if (typeof f.agentId === 'string') {
+          const agent = await store.getAgent(tenantId, f.agentId)
+          if (agent === undefined) return { edges: [], pageInfo: { hasNextPage: false, endCursor: null }, totalCount: 0 }
+          q.agentUuid = agent.id
+        }
+        if (typeof f.eventType === 'string') q.eventType = f.eventType
+        if (typeof f.category === 'string') q.category = f.category
+        const from = isoArg(f.from, 'from')
+        const to = isoArg(f.to, 'to')
+        if (from !== undefined) q.from = from
+        if (to !== undefined) q.to = to
+        if (typeof args.after === 'string') q.after = idOfCursor(args.after)
+        const { rows, total } = await store.queryEvents(tenantId, q)
+        const pageRows = rows.slice(0, first)
+        return {
+          edges: pageRows.map((e) => ({ cursor: cursorOf(e.id), node: eventNode(e) })),
+          pageInfo: { hasNextPage: rows.length > first, endCursor: pageRows.length === 0 ? null : cursorOf((pageRows[pageRows.length - 1] as EventRow).id) },
+          totalCount: total
+        }
+      }
+    },
+    Subscription: {
+      eventAdded: {
+        subscribe: withFilter(
+          async (_: unknown, _args: Args, ctx: GqlContext & { pubsub: { subscribe: (topic: string) => Promise<unknown> } }) => await ctx.pubsub.subscribe(eventsTopic(ctx.user.tenantId)),
+          (payload: { eventAdded: { agentSlug: string } }, args: Args) => args.agentId === undefined || args.agentId === null || payload.eventAdded.agentSlug === args.agentId
+        )
+      }
     },
     Mutation: {
       createPolicy: async (_: unknown, args: Args, ctx: GqlContext) => {

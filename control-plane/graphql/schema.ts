@@ -148,6 +148,47 @@ type SecretType {
   updatedAt: DateTime!
 }
 
+"""Something an agent reported or the platform recorded (section 2.3)."""
+type EventType {
+  "The event's UUID."
+  id: ID!
+  "The agent endpoint it came from."
+  agentEndpoint: AgentEndpointType!
+  "Free-form type, e.g. tool.invoked, policy.blocked."
+  eventType: String!
+  "The event's data, as JSON."
+  payload: JSONString!
+  "When it happened (as the agent said)."
+  timestamp: DateTime!
+}
+
+"""An event and its cursor."""
+type EventEdge {
+  cursor: String!
+  node: EventType!
+}
+
+"""A page of events, newest first."""
+type EventConnection {
+  edges: [EventEdge!]!
+  pageInfo: PageInfo!
+  "How many match the filter, over all pages."
+  totalCount: Int!
+}
+
+"""Which events to list; every field given must match."""
+input EventFilter {
+  "The agentId of an agent endpoint."
+  agentId: String
+  eventType: String
+  "telemetry, audit or alert."
+  category: String
+  "Events at or after this time."
+  from: DateTime
+  "Events before this time."
+  to: DateTime
+}
+
 """Where a page of a list stops."""
 type PageInfo {
   "Whether more items follow this page."
@@ -275,6 +316,8 @@ type Query {
   policy(id: ID!): PolicyType
   "The tenant's secrets (names and scopes, never values)."
   secrets: [SecretType!]!
+  "The tenant's events, newest first. first: 1 to 200 (default 50)."
+  events(filter: EventFilter, first: Int, after: String): EventConnection!
 }
 
 type Mutation {
@@ -304,5 +347,10 @@ type Mutation {
   updateSecret(id: ID!, input: UpdateSecretInput!): SecretType!
   "Deletes a secret (admin); true when it existed."
   deleteSecret(id: ID!): Boolean!
+}
+
+type Subscription {
+  "Each event as it is stored, for the portal's live feed; only those of agentId when given."
+  eventAdded(agentId: String): EventType!
 }
 `

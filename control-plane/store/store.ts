@@ -68,6 +68,18 @@ export interface SecretRecord {
   updated_at: string
 }
 
+export interface EventQuery {
+  agentUuid?: string
+  eventType?: string
+  category?: string
+  /** ISO timestamps: events whose timestamp is at or after `from`, before `to`. */
+  from?: string
+  to?: string
+  /** The id of the last event of the previous page. */
+  after?: string
+  limit: number
+}
+
 export interface EventRow {
   id: string
   tenant_id: string
@@ -156,6 +168,11 @@ export interface Store {
   writeBatch (events: EventRow[], evaluations: EvaluationRow[]): Promise<void>
   countEvents (tenantId: string): Promise<number>
   listEvents (tenantId: string, opts: { agentUuid?: string, limit: number }): Promise<EventRow[]>
+  /**
+   * A page of the tenant's events, newest first (by received_at, then id), matching every filter given;
+   * `after` is the id of the last event of the previous page. `total` counts every match.
+   */
+  queryEvents (tenantId: string, q: EventQuery): Promise<{ rows: EventRow[], total: number }>
   getEvaluation (tenantId: string, id: string): Promise<EvaluationRow | undefined>
   /** Costs recorded at or after `since` (to rebuild the budget ledger at start-up). */
   spendSince (tenantId: string, since: string): Promise<SpendRow[]>

@@ -10,7 +10,7 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { MIGRATIONS } from './migrations/index.js'
 import type {
-  AgentRecord, AgentStatus, Contract, EvaluationRow, EventRow, HealthStatus, HeartbeatWrite, PolicyRecord,
+  AgentRecord, AgentStatus, Contract, EvaluationRow, EventQuery, EventRow, HealthStatus, HeartbeatWrite, PolicyRecord,
   PolicyWrite, SecretRecord, SecretScope, SpendRow, Store, Tenant
 } from '../store.js'
 import { NameTakenError } from '../store.js'
@@ -377,6 +377,29 @@ export class SqliteStore implements Store {
       ? this.st('listEvents').all(tenantId, opts.limit)
       : this.st('listAgentEvents').all(tenantId, opts.agentUuid, opts.limit)
     return (rows as Row[]).map(eventFromRow)
+  }
+
+  async queryEvents (tenantId: string, q: EventQuery): Promise<{ rows: EventRow[], total: number }> {
+    // The clauses are fixed text; every value is a bound parameter.
+    const where: string[] = ['tenant_id = @tenant_id']
+    const params: Record<string, string | number> = { tenant_id: tenantId, limit: q.limit }
+    if (q.agentUuid !== undefined) { where.push('agent_uuid = @agent_uuid'); params.agent_uuid = q.agentUuid }
+    if (q.eventType !== undefined) { where.push('event_type = @event_type'); params.event_type = q.eventType }
+    if (q.category !== undefined) { where.push('category = @category'); params.category = q.category }
+    if (q.from !== undefined) { where.push('timestamp >= @from'); params.from = q.from }
+    if (q.to !== undefined) { where.push('timestamp < @to'); params.to = q.to }
+    const filter = where.join(' AND ')
+    const total = (this.db.prepare(`SELECT COUNT(*) AS n FROM events WHERE ${filter}`).get(params) as { n: number }).n
+    let page = filter
+    if (q.after !== undefined) {
+      const last = this.db.prepare('SELECT received_at FROM events WHERE tenant_id = ? AND id = ?').get(tenantId, q.after) as { received_at: string } | undefined
+      if (last === undefined) return { rows: [], total }
+      page += ' AND (received_at < @after_at OR (received_at = @after_at AND id < @after_id))'
+      params.after_at = last.received_at
+      params.after_id = q.after
+    }
+    const rows = this.db.prepare(`SELECT * FROM events WHERE ${page} ORDER BY received_at DESC, id DESC LIMIT @limit`).all(params) as Row[]
+    return { rows: rows.map(eventFromRow), total }
   }
 
   async getEvaluation (tenantId: string, id: string): Promise<EvaluationRow | undefined> {

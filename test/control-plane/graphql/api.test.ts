@@ -330,3 +330,91 @@ t.test('secrets: created encrypted, listed without values, updated, deleted; age
   t.equal((await a.gql('{ secrets { id } }', {}, 'admin', OTHER_TENANT)).data?.secrets.length, 0)
   t.equal((await a.gql('mutation ($id: ID!) { deleteSecret(id: $id) }', { id: tenantWide.data?.createSecret.id }, 'viewer')).errors?.[0]?.extensions?.code, 'FORBIDDEN')
 })
+
+t.test('events: listed newest first with filters and cursor pages; each agentEndpoint comes from one read of the agents (a loader)', async (t) => {
+  const a = await app(t)
+  const one = await a.registerV1({ agent_type: 'custom', agent_id: 'one' })
+  const two = await a.registerV1({ agent_type: 'custom', agent_id: 'two' })
+  const send = async (agentId: string, key: string, events: Array<Record<string, unknown>>): Promise<void> => {
+    const r = await a.v1('POST', '/events', { key, body: { agent_id: agentId, events } })
+    t.equal(r.statusCode, 202, r.body)
+  }
+  const ev = (type: string, n: number, category = 'telemetry', timestamp = new Date().toISOString()): Record<string, unknown> => ({ type, category, timestamp, payload: { n } })
+  await send('one', one.key, [ev('tool.invoked', 1), ev('tool.invoked', 2), ev('llm.call', 3, 'telemetry', '2020-01-01T00:00:00.000Z')])
+  await send('two', two.key, [ev('tool.invoked', 4, 'alert')])
+  const EVENTS = 'query ($f: EventFilter, $first: Int, $after: String) { events(filter: $f, first: $first, after: $after) { totalCount pageInfo { hasNextPage endCursor } edges { node { id eventType payload timestamp agentEndpoint { agentId } } } } }'
+  const nodes = (r: Gql): Array<Record<string, any>> => (r.data?.events.edges as Array<{ node: Record<string, any> }>).map((e) => e.node)
+  const ours = (list: Array<Record<string, any>>): Array<Record<string, any>> => list.filter((n) => n.eventType !== 'agent.registered')
+
+  const all = await a.gql(EVENTS, { f: { eventType: 'tool.invoked' } })
+  t.equal(all.errors, undefined)
+  t.equal(all.data?.events.totalCount, 3)
+  t.strictSame(nodes(all).map((n) => [n.agentEndpoint.agentId, JSON.parse(n.payload as string).n]).sort(), [['one', 1], ['one', 2], ['two', 4]], 'each event with its agent endpoint')
+  t.equal((await a.gql(EVENTS, { f: { agentId: 'two' } })).data?.events.edges.filter((e: any) => e.node.eventType === 'tool.invoked').length, 1, 'by agentId')
+  t.equal((await a.gql(EVENTS, { f: { category: 'alert' } })).data?.events.totalCount, 1, 'by category')
+  t.strictSame(ours(nodes(await a.gql(EVENTS, { f: { to: '2021-01-01T00:00:00Z' } }))).map((n) => n.eventType), ['llm.call'], 'before a time')
+  t.equal(ours(nodes(await a.gql(EVENTS, { f: { from: '2021-01-01T00:00:00Z', agentId: 'one' } }))).length, 2, 'from a time')
+  t.equal((await a.gql(EVENTS, { f: { agentId: 'nobody' } })).data?.events.totalCount, 0, 'an unknown agent: nothing')
+  t.equal((await a.gql(EVENTS, { f: { from: 'yesterday' } })).errors?.[0]?.extensions?.code, 'BAD_USER_INPUT')
+
+  const seen: string[] = []
+  let after: string | null = null
+  for (let i = 0; i < 20; i++) {
+    const r = await a.gql(EVENTS, { first: 2, after })
+    seen.push(...nodes(r).map((n) => n.id as string))
+    if (r.data?.events.pageInfo.hasNextPage !== true) break
+    after = r.data.events.pageInfo.endCursor as string
+  }
+  const total = (await a.gql(EVENTS, {})).data?.events.totalCount as number
+  t.equal(seen.length, total, 'pages of 2 cover every event')
+  t.equal(new Set(seen).size, total, 'each once')
+  t.equal((await a.gql(EVENTS, {}, 'admin', OTHER_TENANT)).data?.events.totalCount, 0, 'another tenant sees none')
+
+  let agentReads = 0
+  const store = a.app.services.store
+  const listAgents = store.listAgents.bind(store)
+  store.listAgents = async (tenantId: string) => { agentReads++; return await listAgents(tenantId) }
+  t.teardown(() => { store.listAgents = listAgents })
+  await a.gql(EVENTS, { first: 10 })
+  t.equal(agentReads, 1, 'ten events, one read of the agents')
+})
+
+t.test('subscription eventAdded: an event posted through the REST API reaches a WebSocket subscriber of its tenant (filtered by agentId); a bad token is refused', async (t) => {
+  const a = await app(t)
+  const address = await a.app.listen({ port: 0, host: '127.0.0.1' })
+  const watched = await a.registerV1({ agent_type: 'custom', agent_id: 'watched' })
+  const other = await a.registerV1({ agent_type: 'custom', agent_id: 'other' })
+  const token = await mintUserToken(SECRET, { sub: 'viewer', tenantId: DEFAULT_TENANT_ID, role: 'viewer' }, 600)
+  const { WebSocket } = await import('undici')
+
+  const subscribe = async (authorization: string, agentId: string): Promise<{ messages: Array<Record<string, any>>, closed: Promise<void>, close: () => void }> => {
+    const ws = new WebSocket(`${address.replace('http', 'ws')}/gql/service/`, 'graphql-transport-ws')
+    const messages: Array<Record<string, any>> = []
+    const closed = new Promise<void>((resolve) => ws.addEventListener('close', () => resolve()))
+    await new Promise<void>((resolve, reject) => { ws.addEventListener('open', () => resolve()); ws.addEventListener('error', () => reject(new Error('ws error'))) })
+    ws.addEventListener('message', (m) => { messages.push(JSON.parse(String(m.data)) as Record<string, any>) })
+    ws.send(JSON.stringify({ type: 'connection_init', payload: { authorization } }))
+    ws.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: `subscription { eventAdded(agentId: "${agentId}") { eventType payload agentEndpoint { agentId } } }` } }))
+    return { messages, closed, close: () => ws.close() }
+  }
+  const sub = await subscribe(`Bearer ${token}`, 'watched')
+  t.teardown(() => sub.close())
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  const post = async (agentId: string, key: string, type: string): Promise<void> => {
+    const r = await a.v1('POST', '/events', { key, body: { agent_id: agentId, events: [{ type, category: 'telemetry', timestamp: new Date().toISOString(), payload: { from: agentId } }] } })
+    t.equal(r.statusCode, 202)
+  }
+  await post('other', other.key, 'not.for.you')
+  await post('watched', watched.key, 'tool.invoked')
+  const deadline = Date.now() + 5000
+  while (!sub.messages.some((m) => m.type === 'next') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
+  const next = sub.messages.filter((m) => m.type === 'next')
+  t.equal(next.length, 1, 'one event: the watched agent\'s')
+  t.match(next[0]?.payload.data.eventAdded, { eventType: 'tool.invoked', agentEndpoint: { agentId: 'watched' } })
+  t.strictSame(JSON.parse(next[0]?.payload.data.eventAdded.payload as string), { from: 'watched' })
+
+  const bad = await subscribe('Bearer not-a-token', 'watched')
+  await Promise.race([bad.closed, new Promise((resolve) => setTimeout(resolve, 3000))])
+  t.notOk(bad.messages.some((m) => m.type === 'connection_ack'), 'a bad token gets no connection_ack')
+  bad.close()
+})
