@@ -7,7 +7,7 @@
  * acts as admin of the default tenant; a token, if sent, is still verified.
  */
 import { SignJWT, createRemoteJWKSet, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose'
-import { unauthorized } from '../../shared/errors.js'
+import { unauthorized, unavailable } from '../../shared/errors.js'
 import { isUuid } from '../../shared/keys.js'
 
 export type Role = 'admin' | 'viewer'
@@ -64,7 +64,11 @@ export class UserAuth {
       }
     } catch (err) {
       if ((err as { statusCode?: number }).statusCode === 401) throw err
-      const code = (err as { code?: string }).code
+      const code = (err as { code?: unknown }).code
+      // The key set could not be had (down, slow, not a key set): the server's problem, not the token's.
+      if (typeof code !== 'string' || !code.startsWith('ERR_') || code === 'ERR_JWKS_TIMEOUT' || code === 'ERR_JWKS_INVALID') {
+        throw unavailable(`cannot get the signing keys from SERVICE_JWKS_URL: ${(err as Error).message}`, 5)
+      }
       throw unauthorized(code === 'ERR_JWT_EXPIRED' ? 'token expired' : `invalid token: ${(err as Error).message}`)
     }
     const tenantId = payload.tenant_id
