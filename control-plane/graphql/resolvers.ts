@@ -14,8 +14,9 @@ import type { User } from './auth.js'
 import { secretAad, type AgentService } from '../agents/service.js'
 import type { SecretBox } from '../../shared/secret-box.js'
 import { mintKey } from '../../shared/keys.js'
+import { createHash } from 'node:crypto'
 import { AGENT_ID_PATTERN } from '../../shared/contracts/common.js'
-import type { EventQuery, EventRow, SecretRecord, SecretScope } from '../store/store.js'
+import type { EvaluationQuery, EvaluationRow, EventQuery, EventRow, SecretRecord, SecretScope, TenantKeyRecord } from '../store/store.js'
 
 export interface GqlContext {
   user: User
@@ -170,6 +171,36 @@ function isoArg (value: unknown, field: string): string | undefined {
   return new Date(ms).toISOString()
 }
 
+/** A tenant key's id: part of its hash's hash, which identifies it and tells nothing of the key. */
+const tenantKeyId = (k: Pick<TenantKeyRecord, 'key_hash'>): string => `tkey_${createHash('sha256').update(k.key_hash).digest('hex').slice(0, 24)}`
+
+function tenantKeyNode (k: TenantKeyRecord): Record<string, unknown> {
+  return { id: tenantKeyId(k), keyPrefix: k.prefix, createdAt: k.created_at }
+}
+
+function evaluationNode (e: EvaluationRow): Record<string, unknown> {
+  return { id: e.id, allowed: e.allowed, reason: e.reason, request: JSON.stringify(e.request), decision: JSON.stringify(e.decision), createdAt: e.created_at, agentUuid: e.agent_uuid }
+}
+
+/** The arguments of a paginated list: the page size (1 to 200) and the item id the previous page ended on. */
+function pageArgs (args: Args): { first: number, after: string | undefined } {
+  const first = args.first === undefined || args.first === null ? DEFAULT_PAGE : args.first as number
+  if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE) throw gqlError('BAD_USER_INPUT', `first must be 1 to ${MAX_PAGE}`)
+  return { first, after: typeof args.after === 'string' ? idOfCursor(args.after) : undefined }
+}
+
+/** A connection from a store page fetched with limit first + 1 (the extra row says a next page exists). */
+function connection<T extends { id: string }> (rows: T[], total: number, first: number, node: (row: T) => unknown): unknown {
+  const pageRows = rows.slice(0, first)
+  return {
+    edges: pageRows.map((r) => ({ cursor: cursorOf(r.id), node: node(r) })),
+    pageInfo: { hasNextPage: rows.length > first, endCursor: pageRows.length === 0 ? null : cursorOf((pageRows[pageRows.length - 1] as T).id) },
+    totalCount: total
+  }
+}
+
+const EMPTY_CONNECTION = { edges: [], pageInfo: { hasNextPage: false, endCursor: null }, totalCount: 0 }
+
 /** The topic of a tenant's new events (the management API's live feed). */
 export const eventsTopic = (tenantId: string): string => `events:${tenantId}`
 
@@ -178,22 +209,38 @@ export const eventsTopic = (tenantId: string): string => `events:${tenantId}`
  * not one read per event.
  */
 export function loaders (deps: Pick<ResolverDeps, 'store'>): Record<string, Record<string, unknown>> {
-  return {
-    EventType: {
-      agentEndpoint: async (queries: Array<{ obj: { agentUuid: string } }>, ctx: GqlContext) => {
-        const byId = new Map((await deps.store.listAgents(ctx.user.tenantId)).map((a) => [a.id, a]))
-        return queries.map((q) => {
-          const a = byId.get(q.obj.agentUuid)
-          if (a === undefined) throw gqlError('NOT_FOUND', 'the event\'s agent endpoint is gone')
-          return agentNode(a)
-        })
-      }
-    }
+  const agentEndpoint = async (queries: Array<{ obj: { agentUuid: string } }>, ctx: GqlContext): Promise<unknown[]> => {
+    const byId = new Map((await deps.store.listAgents(ctx.user.tenantId)).map((a) => [a.id, a]))
+    return queries.map((q) => {
+      const a = byId.get(q.obj.agentUuid)
+      if (a === undefined) throw gqlError('NOT_FOUND', 'the agent endpoint is gone')
+      return agentNode(a)
+    })
   }
+  return { EventType: { agentEndpoint }, EvaluationType: { agentEndpoint } }
 }
 
 export function resolvers (deps: ResolverDeps): Record<string, Record<string, unknown>> {
   const { store, directory, agents, box } = deps
+  /**
+   * What events and evaluations are filtered by alike: the agent (by agentId; undefined when the
+   * tenant has no such agent, so the list is empty), the time range, and the page.
+   */
+  const listFilter = async (tenantId: string, f: Record<string, unknown>, first: number, after: string | undefined):
+  Promise<{ agentUuid?: string, from?: string, to?: string, after?: string, limit: number } | undefined> => {
+    const q: { agentUuid?: string, from?: string, to?: string, after?: string, limit: number } = { limit: first + 1 }
+    if (typeof f.agentId === 'string') {
+      const agent = await store.getAgent(tenantId, f.agentId)
+      if (agent === undefined) return undefined
+      q.agentUuid = agent.id
+    }
+    const from = isoArg(f.from, 'from')
+    const to = isoArg(f.to, 'to')
+    if (from !== undefined) q.from = from
+    if (to !== undefined) q.to = to
+    if (after !== undefined) q.after = after
+    return q
+  }
   const agentOr404 = async (tenantId: string, id: string): Promise<AgentRecord> => {
     const a = await agentById(deps, tenantId, id)
     if (a === undefined) throw gqlError('NOT_FOUND', `no agent endpoint with id ${id}`)
@@ -274,31 +321,38 @@ export function resolvers (deps: ResolverDeps): Record<string, Record<string, un
       },
       secrets: async (_: unknown, _args: Args, ctx: GqlContext) => (await store.listSecrets(ctx.user.tenantId)).map(secretNode),
       events: async (_: unknown, args: Args, ctx: GqlContext) => {
-        const tenantId = ctx.user.tenantId
         const f = (args.filter ?? {}) as Record<string, unknown>
-        const first = args.first === undefined || args.first === null ? DEFAULT_PAGE : args.first as number
-        if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE) throw gqlError('BAD_USER_INPUT', `first must be 1 to ${MAX_PAGE}`)
-        const q: EventQuery = { limit: first + 1 }
-        if (typeof f.agentId === 'string') {
-          const agent = await store.getAgent(tenantId, f.agentId)
-          if (agent === undefined) return { edges: [], pageInfo: { hasNextPage: false, endCursor: null }, totalCount: 0 }
-          q.agentUuid = agent.id
-        }
+        const { first, after } = pageArgs(args)
+        const common = await listFilter(ctx.user.tenantId, f, first, after)
+        if (common === undefined) return EMPTY_CONNECTION
+        const q: EventQuery = { ...common }
         if (typeof f.eventType === 'string') q.eventType = f.eventType
         if (typeof f.category === 'string') q.category = f.category
-        const from = isoArg(f.from, 'from')
-        const to = isoArg(f.to, 'to')
-        if (from !== undefined) q.from = from
-        if (to !== undefined) q.to = to
-        if (typeof args.after === 'string') q.after = idOfCursor(args.after)
-        const { rows, total } = await store.queryEvents(tenantId, q)
-        const pageRows = rows.slice(0, first)
-        return {
-          edges: pageRows.map((e) => ({ cursor: cursorOf(e.id), node: eventNode(e) })),
-          pageInfo: { hasNextPage: rows.length > first, endCursor: pageRows.length === 0 ? null : cursorOf((pageRows[pageRows.length - 1] as EventRow).id) },
-          totalCount: total
-        }
-      }
+        const { rows, total } = await store.queryEvents(ctx.user.tenantId, q)
+        return connection(rows, total, first, eventNode)
+      },
+      evaluations: async (_: unknown, args: Args, ctx: GqlContext) => {
+        const f = (args.filter ?? {}) as Record<string, unknown>
+        const { first, after } = pageArgs(args)
+        const common = await listFilter(ctx.user.tenantId, f, first, after)
+        if (common === undefined) return EMPTY_CONNECTION
+        const q: EvaluationQuery = { ...common }
+        if (typeof f.allowed === 'boolean') q.allowed = f.allowed
+        const { rows, total } = await store.queryEvaluations(ctx.user.tenantId, q)
+        return connection(rows, total, first, evaluationNode)
+      },
+      effectivePolicies: async (_: unknown, args: Args, ctx: GqlContext) => {
+        const tenantId = ctx.user.tenantId
+        const agent = await store.getAgent(tenantId, args.agentId as string)
+        if (agent === undefined) throw gqlError('NOT_FOUND', `no agent endpoint with agentId ${String(args.agentId)}`)
+        const compiled = await directory.forAgent(agent)
+        const byId = new Map((await store.listPolicies(tenantId)).map((p) => [p.id, p]))
+        return compiled.set.policies.flatMap((c) => {
+          const record = byId.get(c.id)
+          return record === undefined ? [] : [{ policy: policyNode(record), logic: JSON.stringify(c.logic), error: c.error ?? null }]
+        })
+      },
+      tenantApiKeys: async (_: unknown, _args: Args, ctx: GqlContext) => (await store.listTenantKeys(ctx.user.tenantId)).map(tenantKeyNode)
     },
     Subscription: {
       eventAdded: {
@@ -443,6 +497,18 @@ export function resolvers (deps: ResolverDeps): Record<string, Record<string, un
         const current = await findSecret(ctx.user.tenantId, args.id as string)
         const { value_sealed: _sealed, updated_at: _at, ...record } = current
         return secretNode(await storeSecret(record, (args.input as { value: string }).value))
+      },
+      createTenantApiKey: async (_: unknown, _args: Args, ctx: GqlContext) => {
+        requireAdmin(ctx)
+        const key = mintKey('tenant')
+        await store.addTenantKey(ctx.user.tenantId, key.hash, key.prefix)
+        const stored = (await store.listTenantKeys(ctx.user.tenantId)).find((k) => k.key_hash === key.hash) as TenantKeyRecord
+        return { tenantApiKey: tenantKeyNode(stored), apiKey: key.key }
+      },
+      revokeTenantApiKey: async (_: unknown, args: Args, ctx: GqlContext) => {
+        requireAdmin(ctx)
+        const key = (await store.listTenantKeys(ctx.user.tenantId)).find((k) => tenantKeyId(k) === args.id)
+        return key === undefined ? false : await store.deleteTenantKey(ctx.user.tenantId, key.key_hash)
       },
       deleteSecret: async (_: unknown, args: Args, ctx: GqlContext) => {
         requireAdmin(ctx)

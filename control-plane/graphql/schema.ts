@@ -189,6 +189,71 @@ input EventFilter {
   to: DateTime
 }
 
+"""A tenant API key (legacy registration); the key itself is never shown after creation."""
+type TenantApiKeyType {
+  "Stable id of the key (not the key, not its hash)."
+  id: ID!
+  "The first characters of the key."
+  keyPrefix: String!
+  createdAt: DateTime!
+}
+
+"""A new tenant API key, shown this once."""
+type CreatedTenantApiKey {
+  tenantApiKey: TenantApiKeyType!
+  "The full key (tk_live_...): store it now; only a hash is kept."
+  apiKey: String!
+}
+
+"""A recorded decision of the legacy /evaluate (the interaction log behind evaluation_id)."""
+type EvaluationType {
+  "The eval_ id the agent was given."
+  id: ID!
+  agentEndpoint: AgentEndpointType!
+  allowed: Boolean!
+  "Why it was blocked; null when allowed."
+  reason: String
+  "The request the agent sent, as JSON."
+  request: JSONString!
+  "The decision with every policy's result, as JSON."
+  decision: JSONString!
+  createdAt: DateTime!
+}
+
+"""An evaluation and its cursor."""
+type EvaluationEdge {
+  cursor: String!
+  node: EvaluationType!
+}
+
+"""A page of evaluations, newest first."""
+type EvaluationConnection {
+  edges: [EvaluationEdge!]!
+  pageInfo: PageInfo!
+  "How many match the filter, over all pages."
+  totalCount: Int!
+}
+
+"""Which evaluations to list; every field given must match."""
+input EvaluationFilter {
+  "The agentId of an agent endpoint."
+  agentId: String
+  allowed: Boolean
+  "Evaluations at or after this time."
+  from: DateTime
+  "Evaluations before this time."
+  to: DateTime
+}
+
+"""A policy as it applies to one agent, with the JSON-logic it compiles to."""
+type EffectivePolicyType {
+  policy: PolicyType!
+  "The compiled rule: falsy means pass, a message means fail."
+  logic: JSONString!
+  "Set when the policy cannot be compiled (it then always fails)."
+  error: String
+}
+
 """Where a page of a list stops."""
 type PageInfo {
   "Whether more items follow this page."
@@ -318,6 +383,12 @@ type Query {
   secrets: [SecretType!]!
   "The tenant's events, newest first. first: 1 to 200 (default 50)."
   events(filter: EventFilter, first: Int, after: String): EventConnection!
+  "Recorded legacy decisions, newest first. first: 1 to 200 (default 50)."
+  evaluations(filter: EvaluationFilter, first: Int, after: String): EvaluationConnection!
+  "The policies that apply to an agent (by agentId), in evaluation order, each with its compiled JSON-logic."
+  effectivePolicies(agentId: String!): [EffectivePolicyType!]!
+  "The tenant's API keys (prefixes only)."
+  tenantApiKeys: [TenantApiKeyType!]!
 }
 
 type Mutation {
@@ -347,6 +418,10 @@ type Mutation {
   updateSecret(id: ID!, input: UpdateSecretInput!): SecretType!
   "Deletes a secret (admin); true when it existed."
   deleteSecret(id: ID!): Boolean!
+  "Creates a tenant API key (admin); the key is in the answer only."
+  createTenantApiKey: CreatedTenantApiKey!
+  "Revokes a tenant API key (admin): it stops working at once. True when it existed."
+  revokeTenantApiKey(id: ID!): Boolean!
 }
 
 type Subscription {

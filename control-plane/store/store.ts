@@ -68,6 +68,22 @@ export interface SecretRecord {
   updated_at: string
 }
 
+export interface TenantKeyRecord {
+  key_hash: string
+  tenant_id: string
+  prefix: string
+  created_at: string
+}
+
+export interface EvaluationQuery {
+  agentUuid?: string
+  allowed?: boolean
+  from?: string
+  to?: string
+  after?: string
+  limit: number
+}
+
 export interface EventQuery {
   agentUuid?: string
   eventType?: string
@@ -134,6 +150,9 @@ export interface Store {
   listTenants (): Promise<Tenant[]>
   addTenantKey (tenantId: string, hash: string, prefix: string): Promise<void>
   findTenantByKeyHash (hash: string): Promise<Tenant | undefined>
+  listTenantKeys (tenantId: string): Promise<TenantKeyRecord[]>
+  /** Deletes a tenant API key (it stops working); false when the tenant has none with that hash. */
+  deleteTenantKey (tenantId: string, hash: string): Promise<boolean>
 
   /** Inserts a new agent; resolves false when the agent_id exists in the tenant. */
   createAgent (agent: AgentRecord): Promise<boolean>
@@ -174,6 +193,8 @@ export interface Store {
    */
   queryEvents (tenantId: string, q: EventQuery): Promise<{ rows: EventRow[], total: number }>
   getEvaluation (tenantId: string, id: string): Promise<EvaluationRow | undefined>
+  /** A page of evaluations, newest first (created_at, then id); `after` is the last id of the previous page. */
+  queryEvaluations (tenantId: string, q: EvaluationQuery): Promise<{ rows: EvaluationRow[], total: number }>
   /** Costs recorded at or after `since` (to rebuild the budget ledger at start-up). */
   spendSince (tenantId: string, since: string): Promise<SpendRow[]>
 }

@@ -10,8 +10,8 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { MIGRATIONS } from './migrations/index.js'
 import type {
-  AgentRecord, AgentStatus, Contract, EvaluationRow, EventQuery, EventRow, HealthStatus, HeartbeatWrite, PolicyRecord,
-  PolicyWrite, SecretRecord, SecretScope, SpendRow, Store, Tenant
+  AgentRecord, AgentStatus, Contract, EvaluationQuery, EvaluationRow, EventQuery, EventRow, HealthStatus, HeartbeatWrite, PolicyRecord,
+  PolicyWrite, SecretRecord, SecretScope, SpendRow, Store, Tenant, TenantKeyRecord
 } from '../store.js'
 import { NameTakenError } from '../store.js'
 
@@ -51,6 +51,19 @@ function policyValues (tenantId: string, p: PolicyWrite, now: string): Record<st
     priority: p.priority,
     is_active: p.is_active ? 1 : 0,
     now
+  }
+}
+
+function evaluationFromRow (r: Row): EvaluationRow {
+  return {
+    id: r.id as string,
+    tenant_id: r.tenant_id as string,
+    agent_uuid: r.agent_uuid as string,
+    allowed: r.allowed === 1,
+    reason: r.reason as string | null,
+    request: JSON.parse(r.request as string),
+    decision: JSON.parse(r.decision as string),
+    created_at: r.created_at as string
   }
 }
 
@@ -119,6 +132,8 @@ export class SqliteStore implements Store {
       listTenants: p('SELECT * FROM tenants ORDER BY created_at, id'),
       insTenantKey: p('INSERT INTO tenant_keys (key_hash, tenant_id, prefix, created_at) VALUES (?, ?, ?, ?)'),
       tenantByKey: p('SELECT t.* FROM tenant_keys k JOIN tenants t ON t.id = k.tenant_id WHERE k.key_hash = ?'),
+      listTenantKeys: p('SELECT * FROM tenant_keys WHERE tenant_id = ? ORDER BY created_at, key_hash'),
+      delTenantKey: p('DELETE FROM tenant_keys WHERE tenant_id = ? AND key_hash = ?'),
       insAgent: p(`INSERT INTO agents (id, tenant_id, agent_id, name, agent_type, capabilities, metadata,
         deployment_id, key_hash, key_prefix, contract, status, health, last_heartbeat, created_at, updated_at)
         VALUES (@id, @tenant_id, @agent_id, @name, @agent_type, @capabilities, @metadata, @deployment_id,
@@ -380,41 +395,60 @@ export class SqliteStore implements Store {
   }
 
   async queryEvents (tenantId: string, q: EventQuery): Promise<{ rows: EventRow[], total: number }> {
-    // The clauses are fixed text; every value is a bound parameter.
-    const where: string[] = ['tenant_id = @tenant_id']
-    const params: Record<string, string | number> = { tenant_id: tenantId, limit: q.limit }
+    const where: string[] = []
+    const params: Record<string, string | number> = {}
     if (q.agentUuid !== undefined) { where.push('agent_uuid = @agent_uuid'); params.agent_uuid = q.agentUuid }
     if (q.eventType !== undefined) { where.push('event_type = @event_type'); params.event_type = q.eventType }
     if (q.category !== undefined) { where.push('category = @category'); params.category = q.category }
     if (q.from !== undefined) { where.push('timestamp >= @from'); params.from = q.from }
     if (q.to !== undefined) { where.push('timestamp < @to'); params.to = q.to }
-    const filter = where.join(' AND ')
-    const total = (this.db.prepare(`SELECT COUNT(*) AS n FROM events WHERE ${filter}`).get(params) as { n: number }).n
-    let page = filter
-    if (q.after !== undefined) {
-      const last = this.db.prepare('SELECT received_at FROM events WHERE tenant_id = ? AND id = ?').get(tenantId, q.after) as { received_at: string } | undefined
-      if (last === undefined) return { rows: [], total }
-      page += ' AND (received_at < @after_at OR (received_at = @after_at AND id < @after_id))'
-      params.after_at = last.received_at
-      params.after_id = q.after
-    }
-    const rows = this.db.prepare(`SELECT * FROM events WHERE ${page} ORDER BY received_at DESC, id DESC LIMIT @limit`).all(params) as Row[]
+    const { rows, total } = this.keysetPage('events', 'received_at', tenantId, where, params, q)
     return { rows: rows.map(eventFromRow), total }
   }
 
   async getEvaluation (tenantId: string, id: string): Promise<EvaluationRow | undefined> {
     const r = this.st('getEval').get(tenantId, id) as Row | undefined
-    if (r === undefined) return undefined
-    return {
-      id: r.id as string,
-      tenant_id: r.tenant_id as string,
-      agent_uuid: r.agent_uuid as string,
-      allowed: r.allowed === 1,
-      reason: r.reason as string | null,
-      request: JSON.parse(r.request as string),
-      decision: JSON.parse(r.decision as string),
-      created_at: r.created_at as string
+    return r === undefined ? undefined : evaluationFromRow(r)
+  }
+
+  async queryEvaluations (tenantId: string, q: EvaluationQuery): Promise<{ rows: EvaluationRow[], total: number }> {
+    const where: string[] = []
+    const params: Record<string, string | number> = {}
+    if (q.agentUuid !== undefined) { where.push('agent_uuid = @agent_uuid'); params.agent_uuid = q.agentUuid }
+    if (q.allowed !== undefined) { where.push('allowed = @allowed'); params.allowed = q.allowed ? 1 : 0 }
+    if (q.from !== undefined) { where.push('created_at >= @from'); params.from = q.from }
+    if (q.to !== undefined) { where.push('created_at < @to'); params.to = q.to }
+    const { rows, total } = this.keysetPage('evaluations', 'created_at', tenantId, where, params, q)
+    return { rows: rows.map(evaluationFromRow), total }
+  }
+
+  /**
+   * A page of a tenant's rows of `table`, newest first by `timeColumn` then id, after the row `after`
+   * (keyset pagination), and the count of every row matching `where`. The clauses are fixed text of
+   * the callers; every value is a bound parameter.
+   */
+  private keysetPage (table: 'events' | 'evaluations', timeColumn: 'received_at' | 'created_at', tenantId: string,
+    where: string[], params: Record<string, string | number>, q: { after?: string, limit: number }): { rows: Row[], total: number } {
+    const all = { ...params, tenant_id: tenantId, limit: q.limit }
+    const filter = ['tenant_id = @tenant_id', ...where].join(' AND ')
+    const total = (this.db.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE ${filter}`).get(all) as { n: number }).n
+    let page = filter
+    if (q.after !== undefined) {
+      const last = this.db.prepare(`SELECT ${timeColumn} AS at FROM ${table} WHERE tenant_id = ? AND id = ?`).get(tenantId, q.after) as { at: string } | undefined
+      if (last === undefined) return { rows: [], total }
+      page += ` AND (${timeColumn} < @after_at OR (${timeColumn} = @after_at AND id < @after_id))`
+      Object.assign(all, { after_at: last.at, after_id: q.after })
     }
+    const rows = this.db.prepare(`SELECT * FROM ${table} WHERE ${page} ORDER BY ${timeColumn} DESC, id DESC LIMIT @limit`).all(all) as Row[]
+    return { rows, total }
+  }
+
+  async listTenantKeys (tenantId: string): Promise<TenantKeyRecord[]> {
+    return this.st('listTenantKeys').all(tenantId) as TenantKeyRecord[]
+  }
+
+  async deleteTenantKey (tenantId: string, hash: string): Promise<boolean> {
+    return this.st('delTenantKey').run(tenantId, hash).changes > 0
   }
 
   async spendSince (tenantId: string, since: string): Promise<SpendRow[]> {

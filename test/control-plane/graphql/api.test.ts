@@ -418,3 +418,75 @@ t.test('subscription eventAdded: an event posted through the REST API reaches a 
   t.notOk(bad.messages.some((m) => m.type === 'connection_ack'), 'a bad token gets no connection_ack')
   bad.close()
 })
+
+t.test('tenant API keys: created (key shown once) and working for legacy registration, listed by prefix, revoked at once', async (t) => {
+  const a = await app(t)
+  const created = await a.gql('mutation { createTenantApiKey { apiKey tenantApiKey { id keyPrefix createdAt } } }')
+  const { apiKey, tenantApiKey } = created.data?.createTenantApiKey as { apiKey: string, tenantApiKey: { id: string, keyPrefix: string } }
+  t.match(apiKey, /^tk_live_/)
+  t.equal(tenantApiKey.keyPrefix, apiKey.slice(0, 12))
+  t.notMatch(tenantApiKey.id, apiKey.slice(8, 20), 'the id tells nothing of the key')
+  const register = async (): Promise<number> => (await a.legacy('POST', '/register', { key: apiKey, body: { name: 'via new key' } })).statusCode
+  t.equal(await register(), 201, 'the new key registers legacy agents')
+  const listed = await a.gql('{ tenantApiKeys { id keyPrefix } }')
+  t.equal(listed.data?.tenantApiKeys.length, 2, 'the helper\'s key and the new one')
+  t.notMatch(JSON.stringify(listed), apiKey)
+  t.equal((await a.gql('mutation ($id: ID!) { revokeTenantApiKey(id: $id) }', { id: tenantApiKey.id }, 'admin', OTHER_TENANT)).data?.revokeTenantApiKey, false, 'another tenant cannot revoke it')
+  t.equal((await a.gql('mutation ($id: ID!) { revokeTenantApiKey(id: $id) }', { id: tenantApiKey.id }, 'viewer')).errors?.[0]?.extensions?.code, 'FORBIDDEN')
+  t.equal(await register(), 201, 'still working')
+  t.equal((await a.gql('mutation ($id: ID!) { revokeTenantApiKey(id: $id) }', { id: tenantApiKey.id })).data?.revokeTenantApiKey, true)
+  t.equal(await register(), 401, 'revoked: refused at once')
+  t.equal((await a.gql('mutation ($id: ID!) { revokeTenantApiKey(id: $id) }', { id: tenantApiKey.id })).data?.revokeTenantApiKey, false, 'revoking again: false')
+})
+
+t.test('evaluations: legacy decisions are listed with their eval_ id, request and decision, filtered by agent and outcome', async (t) => {
+  const a = await app(t)
+  await a.gql(CREATE, { input: { name: 'models', policyType: 'MODEL_RESTRICTION', scopeType: 'ORG', config: JSON.stringify({ allowed_models: ['gpt-4o*'] }) } })
+  const { key } = await a.registerLegacy({ name: 'legacy', agent_id: 'legacy-one' })
+  const ids: string[] = []
+  for (const model of ['gpt-4o', 'claude-3', 'gpt-4o-mini']) {
+    const r = await a.legacy('POST', '/evaluate', { key, body: { request_type: 'llm.invoke', model } })
+    ids.push(r.json().evaluation_id as string)
+  }
+  const EVALS = 'query ($f: EvaluationFilter, $first: Int, $after: String) { evaluations(filter: $f, first: $first, after: $after) { totalCount pageInfo { hasNextPage endCursor } edges { node { id allowed reason request decision agentEndpoint { agentId } } } } }'
+  let all: Gql = { status: 0, data: null, errors: undefined }
+  for (let i = 0; i < 50; i++) {
+    all = await a.gql(EVALS)
+    if (all.data?.evaluations.totalCount === 3) break
+    await new Promise((resolve) => setTimeout(resolve, 20)) // recorded by the ingest writer's next commit
+  }
+  t.equal(all.data?.evaluations.totalCount, 3)
+  const nodes = (all.data?.evaluations.edges as Array<{ node: Record<string, any> }>).map((e) => e.node)
+  t.strictSame(nodes.map((n) => n.id).sort(), [...ids].sort(), 'the eval_ ids the agent was given')
+  const blocked = nodes.find((n) => n.allowed === false)
+  t.match(blocked, { reason: /claude-3/, agentEndpoint: { agentId: 'legacy-one' } })
+  t.equal(JSON.parse(blocked?.request as string).model, 'claude-3', 'with its request')
+  t.equal(JSON.parse(blocked?.decision as string).allowed, false, 'and its decision')
+  t.equal((await a.gql(EVALS, { f: { allowed: false } })).data?.evaluations.totalCount, 1)
+  t.equal((await a.gql(EVALS, { f: { agentId: 'legacy-one', allowed: true } })).data?.evaluations.totalCount, 2)
+  t.equal((await a.gql(EVALS, { f: { agentId: 'nobody' } })).data?.evaluations.totalCount, 0)
+  const p1 = await a.gql(EVALS, { first: 2 })
+  const p2 = await a.gql(EVALS, { first: 2, after: p1.data?.evaluations.pageInfo.endCursor })
+  t.equal(p1.data?.evaluations.pageInfo.hasNextPage, true)
+  t.equal(p2.data?.evaluations.edges.length, 1)
+  t.equal(p2.data?.evaluations.pageInfo.hasNextPage, false)
+  t.equal((await a.gql(EVALS, {}, 'admin', OTHER_TENANT)).data?.evaluations.totalCount, 0, 'another tenant sees none')
+})
+
+t.test('effectivePolicies: the policies that apply to the agent, in evaluation order, each with its compiled JSON-logic', async (t) => {
+  const a = await app(t)
+  await a.registerV1({ agent_type: 'custom', agent_id: 'scoped', deployment_id: 'prod' })
+  await a.gql(CREATE, { input: toolPolicy('org-wide', ['shell'], { priority: 1 }) })
+  await a.gql(CREATE, { input: toolPolicy('prod-only', ['rm'], { scopeType: 'DEPLOYMENT', scopeId: 'prod', priority: 5 }) })
+  await a.gql(CREATE, { input: toolPolicy('dev-only', ['x'], { scopeType: 'DEPLOYMENT', scopeId: 'dev' }) })
+  await a.gql(CREATE, { input: toolPolicy('switched-off', ['y'], { isActive: false }) })
+  const r = await a.gql('query ($id: String!) { effectivePolicies(agentId: $id) { policy { name } logic error } }', { id: 'scoped' })
+  t.equal(r.errors, undefined)
+  const list = r.data?.effectivePolicies as Array<{ policy: { name: string }, logic: string, error: string | null }>
+  t.strictSame(list.map((p) => p.policy.name), ['prod-only', 'org-wide'], 'its deployment\'s and the tenant\'s, higher priority first; not another deployment\'s, not an inactive one')
+  t.ok(list.every((p) => p.error === null))
+  t.match(JSON.parse(list[0]?.logic as string), Object, 'the compiled rule is JSON-logic')
+  t.match(list[0]?.logic, /rm/, 'built from the policy\'s config')
+  t.equal((await a.gql('query { effectivePolicies(agentId: "nobody") { logic } }')).errors?.[0]?.extensions?.code, 'NOT_FOUND')
+  t.equal((await a.gql('query { effectivePolicies(agentId: "scoped") { logic } }', {}, 'admin', OTHER_TENANT)).errors?.[0]?.extensions?.code, 'NOT_FOUND', 'not across tenants')
+})
