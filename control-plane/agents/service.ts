@@ -163,6 +163,30 @@ export class AgentService {
     await this.store.recordHeartbeat(agent.id, { health, at: new Date().toISOString(), report })
   }
 
+  /**
+   * A blocked v1 decision, kept as a `policy.blocked` audit event (what the portal's overview counts
+   * and the audit trail shows). Not awaited by the decision path: a failure is logged.
+   */
+  recordBlock (agent: AgentRecord, body: { action?: unknown, user_id?: unknown, context?: unknown }, d: { reason: string | null, policies_evaluated: ReadonlyArray<{ name: string, result: string }> }): void {
+    const context = (body.context !== null && typeof body.context === 'object' ? body.context : {}) as Record<string, unknown>
+    this.events(agent, [{
+      clientId: null,
+      type: 'policy.blocked',
+      category: 'audit',
+      timestamp: new Date().toISOString(),
+      userId: typeof body.user_id === 'string' ? body.user_id : null,
+      payload: {
+        action: body.action,
+        tool: context.tool ?? context.tool_name ?? null,
+        model: context.model ?? null,
+        reason: d.reason,
+        failed: d.policies_evaluated.filter((p) => p.result === 'fail').map((p) => p.name),
+        decided_by: 'control-plane'
+      },
+      evaluationId: null
+    }]).catch(() => {}) // logged by events()
+  }
+
   async deregister (agent: AgentRecord): Promise<void> {
     await this.store.setAgentStatus(agent.id, 'terminated', 'unknown')
     await this.directory.changed()

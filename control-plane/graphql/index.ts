@@ -12,11 +12,14 @@ import type { Services } from '../services.js'
 import { DEFAULT_TENANT_ID } from '../agents/service.js'
 import { UserAuth, type User } from './auth.js'
 import { SCHEMA } from './schema.js'
+import { costLimit } from './cost.js'
 import { eventNode, eventsTopic, loaders, resolvers, type GqlContext } from './resolvers.js'
 import type { EventRow } from '../store/store.js'
 
 /** Deepest selection a query may make (the schema's own nesting is 4: connection, edges, node, field). */
 export const MAX_QUERY_DEPTH = 8
+/** The most a query may cost (see cost.ts): a full page of 200 items of about 25 fields each. */
+export const MAX_QUERY_COST = 5_000
 
 export async function graphqlRoutes (app: FastifyInstance, { services }: { services: Services }): Promise<void> {
   const { config } = services
@@ -37,6 +40,7 @@ export async function graphqlRoutes (app: FastifyInstance, { services }: { servi
     graphiql: config.authMode === 'open',
     loaders: loaders({ store: services.store }) as never,
     queryDepth: MAX_QUERY_DEPTH,
+    validationRules: [costLimit(MAX_QUERY_COST)],
     context: (req): GqlContext => ({ user: req.user as User }),
     subscription: {
       // connection_init's payload carries the token: { authorization: 'Bearer <jwt>' }.

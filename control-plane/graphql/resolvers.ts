@@ -7,7 +7,7 @@
  */
 import mercurius from 'mercurius'
 import type { AgentRecord, PolicyRecord, PolicyWrite, Store } from '../store/store.js'
-import { NameTakenError } from '../store/store.js'
+import { AGENT_STATUSES, HEALTH_STATUSES, NameTakenError } from '../store/store.js'
 import type { Directory } from '../policies/directory.js'
 import { validatePolicy } from '../../shared/policy/index.js'
 import type { User } from './auth.js'
@@ -352,7 +352,24 @@ export function resolvers (deps: ResolverDeps): Record<string, Record<string, un
           return record === undefined ? [] : [{ policy: policyNode(record), logic: JSON.stringify(c.logic), error: c.error ?? null }]
         })
       },
-      tenantApiKeys: async (_: unknown, _args: Args, ctx: GqlContext) => (await store.listTenantKeys(ctx.user.tenantId)).map(tenantKeyNode)
+      tenantApiKeys: async (_: unknown, _args: Args, ctx: GqlContext) => (await store.listTenantKeys(ctx.user.tenantId)).map(tenantKeyNode),
+      overview: async (_: unknown, _args: Args, ctx: GqlContext) => {
+        const tenantId = ctx.user.tenantId
+        const agentsList = await store.listAgents(tenantId)
+        const count = <T extends string>(values: readonly T[], of: (a: AgentRecord) => T, list: AgentRecord[]): unknown[] =>
+          values.map((v) => ({ value: upper(v), count: list.filter((a) => of(a) === v).length }))
+        const hourMs = 3_600_000
+        const currentHour = Math.floor(Date.now() / hourMs) * hourMs
+        const hours = Array.from({ length: 24 }, (_, i) => new Date(currentHour - (23 - i) * hourMs).toISOString())
+        const { events, blocked } = await store.hourlyCounts(tenantId, hours[0] as string)
+        const series = (m: Map<string, number>): unknown[] => hours.map((h) => ({ hour: h, count: m.get(h.slice(0, 13)) ?? 0 }))
+        return {
+          agentsByStatus: count(AGENT_STATUSES, (a) => a.status, agentsList),
+          agentsByHealth: count(HEALTH_STATUSES, (a) => a.health, agentsList.filter((a) => a.status !== 'terminated')),
+          eventsPerHour: series(events),
+          blockedPerHour: series(blocked)
+        }
+      }
     },
     Subscription: {
       eventAdded: {

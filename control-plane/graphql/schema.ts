@@ -254,6 +254,31 @@ type EffectivePolicyType {
   error: String
 }
 
+"""How many items have one value."""
+type CountByValue {
+  value: String!
+  count: Int!
+}
+
+"""A count over one hour."""
+type HourlyCount {
+  "The start of the hour (UTC)."
+  hour: DateTime!
+  count: Int!
+}
+
+"""The tenant at a glance, for the portal's dashboard."""
+type OverviewType {
+  "Agent endpoints per status (every status, zeros included)."
+  agentsByStatus: [CountByValue!]!
+  "Agent endpoints per health (every value, zeros included); terminated endpoints are left out."
+  agentsByHealth: [CountByValue!]!
+  "Events received in each of the last 24 hours, oldest first (the current hour last)."
+  eventsPerHour: [HourlyCount!]!
+  "Blocked decisions in each of the last 24 hours, oldest first."
+  blockedPerHour: [HourlyCount!]!
+}
+
 """Where a page of a list stops."""
 type PageInfo {
   "Whether more items follow this page."
@@ -389,6 +414,8 @@ type Query {
   effectivePolicies(agentId: String!): [EffectivePolicyType!]!
   "The tenant's API keys (prefixes only)."
   tenantApiKeys: [TenantApiKeyType!]!
+  "Agents by status and health, events and blocked decisions per hour over the last 24 hours."
+  overview: OverviewType!
 }
 
 type Mutation {

@@ -195,6 +195,11 @@ export interface Store {
   getEvaluation (tenantId: string, id: string): Promise<EvaluationRow | undefined>
   /** A page of evaluations, newest first (created_at, then id); `after` is the last id of the previous page. */
   queryEvaluations (tenantId: string, q: EvaluationQuery): Promise<{ rows: EvaluationRow[], total: number }>
+  /**
+   * Per hour (`YYYY-MM-DDTHH`, UTC, by arrival) since `since`: the events received, and the blocked
+   * decisions (policy.blocked events and blocked legacy evaluations).
+   */
+  hourlyCounts (tenantId: string, since: string): Promise<{ events: Map<string, number>, blocked: Map<string, number> }>
   /** Costs recorded at or after `since` (to rebuild the budget ledger at start-up). */
   spendSince (tenantId: string, since: string): Promise<SpendRow[]>
 }

@@ -12,7 +12,7 @@ const JSON_UTF8 = 'application/json; charset=utf-8'
 
 export async function evaluateRoute (app: FastifyInstance, { services }: RouteOptions): Promise<void> {
   app.addHook('onRequest', agentHook((req) => services.auth.v1Agent(req)))
-  const { directory, metrics } = services
+  const { directory, metrics, agents } = services
   app.post('/evaluate', {
     schema: {
       tags: ['v1'],
@@ -26,6 +26,7 @@ export async function evaluateRoute (app: FastifyInstance, { services }: RouteOp
       const body = req.body as EvaluateBody
       const d = ap.set.evaluate(buildInputV1(body as Record<string, unknown>, ap.info))
       metrics.decision('v1', d.allowed)
+      if (!d.allowed) agents.recordBlock(agent, body, d)
       // Serialised here (the schema below documents the answer): a JSON string is sent as it is.
       reply.type(JSON_UTF8).send(evaluateResponseJson(d, body.context))
     }

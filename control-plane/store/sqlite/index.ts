@@ -180,6 +180,11 @@ export class SqliteStore implements Store {
       listEvents: p('SELECT * FROM events WHERE tenant_id = ? ORDER BY received_at DESC, rowid DESC LIMIT ?'),
       listAgentEvents: p('SELECT * FROM events WHERE tenant_id = ? AND agent_uuid = ? ORDER BY received_at DESC, rowid DESC LIMIT ?'),
       getEval: p('SELECT * FROM evaluations WHERE tenant_id = ? AND id = ?'),
+      eventsPerHour: p(`SELECT substr(received_at, 1, 13) AS hour, COUNT(*) AS n,
+        SUM(CASE WHEN event_type = 'policy.blocked' THEN 1 ELSE 0 END) AS blocked
+        FROM events WHERE tenant_id = ? AND received_at >= ? GROUP BY hour`),
+      blockedEvalsPerHour: p(`SELECT substr(created_at, 1, 13) AS hour, COUNT(*) AS n
+        FROM evaluations WHERE tenant_id = ? AND created_at >= ? AND allowed = 0 GROUP BY hour`),
       spend: p(`SELECT agent_id, user_id, cost_usd AS usd, timestamp AS at FROM events
         WHERE tenant_id = ? AND cost_usd IS NOT NULL AND timestamp >= ?`)
     }
@@ -441,6 +446,19 @@ export class SqliteStore implements Store {
     }
     const rows = this.db.prepare(`SELECT * FROM ${table} WHERE ${page} ORDER BY ${timeColumn} DESC, id DESC LIMIT @limit`).all(all) as Row[]
     return { rows, total }
+  }
+
+  async hourlyCounts (tenantId: string, since: string): Promise<{ events: Map<string, number>, blocked: Map<string, number> }> {
+    const events = new Map<string, number>()
+    const blocked = new Map<string, number>()
+    for (const r of this.st('eventsPerHour').all(tenantId, since) as Array<{ hour: string, n: number, blocked: number }>) {
+      events.set(r.hour, r.n)
+      if (r.blocked > 0) blocked.set(r.hour, r.blocked)
+    }
+    for (const r of this.st('blockedEvalsPerHour').all(tenantId, since) as Array<{ hour: string, n: number }>) {
+      blocked.set(r.hour, (blocked.get(r.hour) ?? 0) + r.n)
+    }
+    return { events, blocked }
   }
 
   async listTenantKeys (tenantId: string): Promise<TenantKeyRecord[]> {

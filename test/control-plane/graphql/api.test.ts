@@ -490,3 +490,70 @@ t.test('effectivePolicies: the policies that apply to the agent, in evaluation o
   t.equal((await a.gql('query { effectivePolicies(agentId: "nobody") { logic } }')).errors?.[0]?.extensions?.code, 'NOT_FOUND')
   t.equal((await a.gql('query { effectivePolicies(agentId: "scoped") { logic } }', {}, 'admin', OTHER_TENANT)).errors?.[0]?.extensions?.code, 'NOT_FOUND', 'not across tenants')
 })
+
+t.test('overview: agents by status and health, events and blocked decisions (v1 blocks recorded as policy.blocked events, legacy blocked evaluations) per hour', async (t) => {
+  const a = await app(t)
+  await a.gql(CREATE, { input: toolPolicy('no-shell', ['shell']) })
+  const v1 = await a.registerV1({ agent_type: 'custom', agent_id: 'v1-bot' })
+  const legacy = await a.registerLegacy({ name: 'legacy', agent_id: 'legacy-bot' })
+  const idle = await a.registerV1({ agent_type: 'custom', agent_id: 'idle' })
+  await a.gql('mutation ($id: ID!) { suspendAgentEndpoint(id: $id) { id } }', { id: (await a.app.services.store.getAgent(DEFAULT_TENANT_ID, 'idle'))?.id })
+  t.ok(idle.key)
+  for (const tool of ['shell', 'search', 'shell']) {
+    await a.v1('POST', '/evaluate', { key: v1.key, body: { agent_id: 'v1-bot', action: 'tool_call', context: { tool } } })
+  }
+  const legacyBlock = await a.legacy('POST', '/evaluate', { key: legacy.key, body: { request_type: 'tool.invoked', context: { tool: 'shell' } } })
+  t.equal(legacyBlock.json().allowed, false, 'the legacy request is blocked')
+  await a.v1('POST', '/events', { key: v1.key, body: { agent_id: 'v1-bot', events: [{ type: 'tool.invoked', category: 'telemetry', timestamp: new Date().toISOString(), payload: {} }] } })
+  const OVERVIEW = '{ overview { agentsByStatus { value count } agentsByHealth { value count } eventsPerHour { hour count } blockedPerHour { hour count } } }'
+  let o: Record<string, any> = {}
+  for (let i = 0; i < 50; i++) {
+    o = (await a.gql(OVERVIEW)).data?.overview as Record<string, any>
+    if ((o.blockedPerHour as Array<{ count: number }>).at(-1)?.count === 3) break
+    await new Promise((resolve) => setTimeout(resolve, 20)) // the blocks are written by the ingest writer's next commit
+  }
+  const byValue = (list: Array<{ value: string, count: number }>): Record<string, number> => Object.fromEntries(list.map((x) => [x.value, x.count]))
+  t.match(byValue(o.agentsByStatus), { ACTIVE: 2, SUSPENDED: 1, PROVISIONING: 0, TERMINATED: 0 })
+  t.match(byValue(o.agentsByHealth), { UNKNOWN: 3, HEALTHY: 0 })
+  t.equal(o.eventsPerHour.length, 24, '24 hours')
+  t.equal(new Date(o.eventsPerHour[23].hour as string).getTime(), Math.floor(Date.now() / 3_600_000) * 3_600_000, 'the current hour last')
+  t.ok((o.eventsPerHour[23].count as number) >= 6, 'this hour: registrations, the two v1 blocks, the sent event')
+  t.equal(o.blockedPerHour[23].count, 3, 'two v1 blocks and one legacy block this hour')
+  t.equal((o.blockedPerHour as Array<{ count: number }>).slice(0, 23).reduce((n, h) => n + h.count, 0), 0, 'nothing earlier')
+  const blockEvents = (await a.app.services.store.listEvents(DEFAULT_TENANT_ID, { limit: 100 })).filter((e) => e.event_type === 'policy.blocked')
+  t.equal(blockEvents.length, 2, 'each v1 block is an audit event')
+  t.match(blockEvents[0], { category: 'audit', agent_id: 'v1-bot', payload: { tool: 'shell', failed: ['no-shell'], decided_by: 'control-plane' } })
+  const other = (await a.gql(OVERVIEW, {}, 'admin', OTHER_TENANT)).data?.overview as Record<string, any>
+  t.equal((other.blockedPerHour as Array<{ count: number }>).reduce((n, h) => n + h.count, 0), 0, 'another tenant\'s overview is its own')
+})
+
+t.test('introspection: the spec\'s object types with their fields and nullability', async (t) => {
+  const a = await app(t)
+  const r = await a.gql('{ __schema { types { name fields { name type { kind name ofType { kind name ofType { kind name ofType { name } } } } } } } }')
+  const types = new Map((r.data?.__schema.types as Array<{ name: string, fields: Array<{ name: string, type: any }> | null }>).map((x) => [x.name, x.fields ?? []]))
+  const shape = (type: any): string => type.kind === 'NON_NULL' ? `${shape(type.ofType)}!` : type.kind === 'LIST' ? `[${shape(type.ofType)}]` : type.name
+  const fieldsOf = (name: string): Record<string, string> => Object.fromEntries((types.get(name) ?? []).map((f) => [f.name, shape(f.type)]))
+  t.strictSame(fieldsOf('AgentEndpointType'), {
+    id: 'ID!', agentId: 'String!', apiKeyPrefix: 'String!', tenantId: 'String!', status: 'AgentStatus!', health: 'HealthStatus!',
+    capabilities: '[String!]!', lastHeartbeat: 'DateTime', createdAt: 'DateTime!'
+  }, 'AgentEndpointType: section 2.1 exactly')
+  t.match(fieldsOf('PolicyType'), {
+    id: 'ID!', name: 'String!', policyType: 'PolicyTypeEnum!', scopeType: 'ScopeType!', scopeId: 'String!', config: 'JSONString!',
+    isActive: 'Boolean!', version: 'Int!', tenantId: 'String!'
+  }, 'PolicyType: the fields of section 2.2')
+  t.strictSame(fieldsOf('EventType'), { id: 'ID!', agentEndpoint: 'AgentEndpointType!', eventType: 'String!', payload: 'JSONString!', timestamp: 'DateTime!' }, 'EventType: section 2.3 exactly')
+})
+
+t.test('query cost: pages multiply what they select; a query over the limit is refused before it runs', async (t) => {
+  const a = await app(t)
+  const ok = await a.gql('{ policies(first: 200) { edges { node { id name policyType scopeType scopeId config enforcement priority isActive version } } } }')
+  t.equal(ok.errors, undefined, 'a full page of one list is fine')
+  const aliases = Array.from({ length: 10 }, (_, i) => `p${i}: policies(first: 200) { edges { node { id name config } } }`).join(' ')
+  const wide = await a.gql(`{ ${aliases} }`)
+  t.equal(wide.errors?.[0]?.extensions?.code, 'QUERY_TOO_COSTLY', 'ten aliases of a 200-item page')
+  t.match(wide.errors?.[0]?.message, /over the limit of 5000/)
+  const nested = await a.gql('query ($n: Int) { events(first: $n) { edges { node { id agentEndpoint { id agentId capabilities } } } } agentEndpoints(first: $n) { edges { node { id agentId apiKeyPrefix tenantId status health capabilities lastHeartbeat createdAt } } } policies(first: $n) { edges { node { id name config } } } evaluations(first: $n) { edges { node { id request decision } } } }', { n: 10 })
+  t.equal(nested.errors?.[0]?.extensions?.code, 'QUERY_TOO_COSTLY', 'a page size given by a variable counts as 200')
+  const viaFragment = await a.gql(`fragment P on PolicyConnection { edges { node { id name config version } } } { ${Array.from({ length: 8 }, (_, i) => `p${i}: policies(first: 200) { ...P }`).join(' ')} }`)
+  t.equal(viaFragment.errors?.[0]?.extensions?.code, 'QUERY_TOO_COSTLY', 'fragments are counted too')
+})
