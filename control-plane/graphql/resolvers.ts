@@ -16,7 +16,7 @@ import type { SecretBox } from '../../shared/secret-box.js'
 import { mintKey } from '../../shared/keys.js'
 import { createHash } from 'node:crypto'
 import { AGENT_ID_PATTERN } from '../../shared/contracts/common.js'
-import type { EvaluationQuery, EvaluationRow, EventQuery, EventRow, SecretRecord, SecretScope, TenantKeyRecord } from '../store/store.js'
+import type { ApprovalRecord, ApprovalStatus, EvaluationQuery, EvaluationRow, EventQuery, EventRow, SecretRecord, SecretScope, TenantKeyRecord } from '../store/store.js'
 
 export interface GqlContext {
   user: User
@@ -178,6 +178,13 @@ function tenantKeyNode (k: TenantKeyRecord): Record<string, unknown> {
   return { id: tenantKeyId(k), keyPrefix: k.prefix, createdAt: k.created_at }
 }
 
+function approvalNode (a: ApprovalRecord): Record<string, unknown> {
+  return {
+    id: a.id, status: upper(a.status), subject: a.subject, request: JSON.stringify(a.request), reason: a.reason,
+    createdAt: a.created_at, decidedAt: a.decided_at, decidedBy: a.decided_by, agentUuid: a.agent_uuid
+  }
+}
+
 function evaluationNode (e: EvaluationRow): Record<string, unknown> {
   return { id: e.id, allowed: e.allowed, reason: e.reason, request: JSON.stringify(e.request), decision: JSON.stringify(e.decision), createdAt: e.created_at, agentUuid: e.agent_uuid }
 }
@@ -217,7 +224,7 @@ export function loaders (deps: Pick<ResolverDeps, 'store'>): Record<string, Reco
       return agentNode(a)
     })
   }
-  return { EventType: { agentEndpoint }, EvaluationType: { agentEndpoint } }
+  return { EventType: { agentEndpoint }, EvaluationType: { agentEndpoint }, ApprovalType: { agentEndpoint } }
 }
 
 export function resolvers (deps: ResolverDeps): Record<string, Record<string, unknown>> {
@@ -353,6 +360,10 @@ export function resolvers (deps: ResolverDeps): Record<string, Record<string, un
         })
       },
       tenantApiKeys: async (_: unknown, _args: Args, ctx: GqlContext) => (await store.listTenantKeys(ctx.user.tenantId)).map(tenantKeyNode),
+      approvals: async (_: unknown, args: Args, ctx: GqlContext) => {
+        const status = typeof args.status === 'string' ? lower(args.status) as ApprovalStatus : undefined
+        return (await store.listApprovals(ctx.user.tenantId, status)).map(approvalNode)
+      },
       overview: async (_: unknown, _args: Args, ctx: GqlContext) => {
         const tenantId = ctx.user.tenantId
         const agentsList = await store.listAgents(tenantId)
@@ -526,6 +537,19 @@ export function resolvers (deps: ResolverDeps): Record<string, Record<string, un
         requireAdmin(ctx)
         const key = (await store.listTenantKeys(ctx.user.tenantId)).find((k) => tenantKeyId(k) === args.id)
         return key === undefined ? false : await store.deleteTenantKey(ctx.user.tenantId, key.key_hash)
+      },
+      decideApproval: async (_: unknown, args: Args, ctx: GqlContext) => {
+        requireAdmin(ctx)
+        const tenantId = ctx.user.tenantId
+        const id = args.id as string
+        const current = await store.getApproval(tenantId, id)
+        if (current === undefined) throw gqlError('NOT_FOUND', `no approval with id ${id}`)
+        const state = args.approve === true ? 'approved' : 'rejected'
+        if (!await store.decideApproval(tenantId, id, state, ctx.user.sub)) {
+          throw gqlError('CONFLICT', `the approval is ${current.status} already`)
+        }
+        directory.approvals.decided(current, state)
+        return approvalNode(await store.getApproval(tenantId, id) as ApprovalRecord)
       },
       deleteSecret: async (_: unknown, args: Args, ctx: GqlContext) => {
         requireAdmin(ctx)

@@ -254,6 +254,35 @@ type EffectivePolicyType {
   error: String
 }
 
+"""Where an approval stands."""
+enum ApprovalStatus {
+  "Waiting for an admin."
+  PENDING
+  "Approved: the agent's next request with this approval_id is allowed, once."
+  APPROVED
+  REJECTED
+  "Approved and used by the decision it allowed."
+  USED
+}
+
+"""A human_oversight approval, requested when a decision was blocked for the lack of one."""
+type ApprovalType {
+  "apr_...: the agent sends it back as context.approval_id."
+  id: ID!
+  agentEndpoint: AgentEndpointType!
+  status: ApprovalStatus!
+  "What needs approval: tool <name> or action <name>."
+  subject: String!
+  "The request that was blocked, as JSON."
+  request: JSONString!
+  "The policy's message."
+  reason: String
+  createdAt: DateTime!
+  decidedAt: DateTime
+  "The sub of the admin who decided."
+  decidedBy: String
+}
+
 """How many items have one value."""
 type CountByValue {
   value: String!
@@ -416,6 +445,8 @@ type Query {
   tenantApiKeys: [TenantApiKeyType!]!
   "Agents by status and health, events and blocked decisions per hour over the last 24 hours."
   overview: OverviewType!
+  "Approvals of human_oversight policies, newest first; only those of one status when given."
+  approvals(status: ApprovalStatus): [ApprovalType!]!
 }
 
 type Mutation {
@@ -449,6 +480,8 @@ type Mutation {
   createTenantApiKey: CreatedTenantApiKey!
   "Revokes a tenant API key (admin): it stops working at once. True when it existed."
   revokeTenantApiKey(id: ID!): Boolean!
+  "Approves (approve: true) or rejects a pending approval (admin); CONFLICT when it is decided already."
+  decideApproval(id: ID!, approve: Boolean!): ApprovalType!
 }
 
 type Subscription {

@@ -6,7 +6,7 @@
  */
 import type { FastifyBaseLogger } from 'fastify'
 import {
-  MemoryApprovals, MemoryBudgetLedger, MemoryRateCounters, agentInfoOf, compilePolicySet, effectivePolicies, periodStart,
+  MemoryBudgetLedger, MemoryRateCounters, agentInfoOf, compilePolicySet, effectivePolicies, periodStart,
   type AgentInfo, type PolicySet
 } from '../../shared/policy/index.js'
 import { contentHash } from '../../shared/canonical-json.js'
@@ -14,6 +14,7 @@ import type { AgentSettings } from '../../shared/contracts/common.js'
 import type { ConfigResponse, PolicyV1 } from '../../shared/contracts/v1.js'
 import type { PolicyLegacy } from '../../shared/contracts/legacy.js'
 import type { AgentRecord, EventRow, PolicyRecord, Store } from '../store/store.js'
+import { Approvals } from './approvals.js'
 
 export interface AgentPolicies {
   info: AgentInfo
@@ -67,17 +68,21 @@ export class Directory {
   private readonly ledgers = new Map<string, Promise<MemoryBudgetLedger>>()
   /** Sliding-window counters of rate_limit policies; they survive recompiles. */
   readonly rates = new MemoryRateCounters()
-  readonly approvals = new MemoryApprovals()
+  /** The approvals human_oversight policies consult (a mirror of the open ones in the store). */
+  readonly approvals: Approvals
   /** Told after any change to agents, policies or secrets (from this process or another one). */
   private readonly listeners = new Set<() => void>()
 
   constructor (
     private readonly store: Store,
     private readonly opts: { pollMs: number, heartbeatIntervalSeconds: number, log: FastifyBaseLogger }
-  ) {}
+  ) {
+    this.approvals = new Approvals(store, (err) => opts.log.error({ err }, 'an approval could not be written'))
+  }
 
   async start (): Promise<void> {
     this.seq = await this.store.configSeq()
+    await this.approvals.reload()
     this.timer = setInterval(() => { void this.poll() }, this.opts.pollMs)
     this.timer.unref()
   }
@@ -100,6 +105,7 @@ export class Directory {
         this.seq = seq
         this.clear()
         this.notify()
+        this.approvals.reload().catch((err: unknown) => this.opts.log.error({ err }, 'cannot read the approvals'))
       }
     } catch (err) {
       this.opts.log.error({ err }, 'cannot read the change counter')

@@ -68,6 +68,28 @@ export interface SecretRecord {
   updated_at: string
 }
 
+export type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'used'
+
+/** A human_oversight approval: requested by a blocked decision, decided by an admin, used once. */
+export interface ApprovalRecord {
+  /** `apr_` + random; the agent sends it back as context.approval_id. */
+  id: string
+  tenant_id: string
+  agent_uuid: string
+  /** The agent's slug (what the engine's approval check compares). */
+  agent_id: string
+  status: ApprovalStatus
+  /** What needs approval: `tool <name>` or `action <name>`. */
+  subject: string
+  /** The request that was blocked. */
+  request: unknown
+  /** The policy's message. */
+  reason: string | null
+  created_at: string
+  decided_at: string | null
+  decided_by: string | null
+}
+
 export interface TenantKeyRecord {
   key_hash: string
   tenant_id: string
@@ -200,6 +222,15 @@ export interface Store {
    * decisions (policy.blocked events and blocked legacy evaluations).
    */
   hourlyCounts (tenantId: string, since: string): Promise<{ events: Map<string, number>, blocked: Map<string, number> }>
+  createApproval (approval: ApprovalRecord): Promise<void>
+  listApprovals (tenantId: string, status?: ApprovalStatus): Promise<ApprovalRecord[]>
+  getApproval (tenantId: string, id: string): Promise<ApprovalRecord | undefined>
+  /** The approvals still in play (pending or approved), of every tenant: what decisions consult. */
+  openApprovals (): Promise<ApprovalRecord[]>
+  /** Approves or rejects a pending approval; false when it is not pending (or not the tenant's). */
+  decideApproval (tenantId: string, id: string, status: 'approved' | 'rejected', by: string): Promise<boolean>
+  /** An approved approval was used by a decision it allowed. */
+  markApprovalUsed (id: string): Promise<void>
   /** Costs recorded at or after `since` (to rebuild the budget ledger at start-up). */
   spendSince (tenantId: string, since: string): Promise<SpendRow[]>
 }

@@ -88,7 +88,8 @@ export async function legacyRoutes (app: FastifyInstance, { services }: RouteOpt
     const agent = agentOf(req)
     const body = req.body as L.EvaluateBody
     const ap = await directory.forAgent(agent)
-    const d = ap.set.evaluate(buildInputLegacy(body as Record<string, unknown>, ap.info))
+    const raw = ap.set.evaluate(buildInputLegacy(body as Record<string, unknown>, ap.info))
+    const d = raw.allowed ? raw : directory.approvals.forBlocked(agent, raw, (body.context as { tool?: unknown } | undefined)?.tool, body.request_type, body)
     metrics.decision('legacy', d.allowed)
     const evaluationId = `eval_${randomBytes(12).toString('base64url')}`
     const response = {

@@ -24,9 +24,12 @@ export async function evaluateRoute (app: FastifyInstance, { services }: RouteOp
     // Synchronous when the key and the compiled policies are cached (every request but the first).
     const decide = (agent: AgentRecord, ap: AgentPolicies): void => {
       const body = req.body as EvaluateBody
-      const d = ap.set.evaluate(buildInputV1(body as Record<string, unknown>, ap.info))
+      let d = ap.set.evaluate(buildInputV1(body as Record<string, unknown>, ap.info))
       metrics.decision('v1', d.allowed)
-      if (!d.allowed) agents.recordBlock(agent, body, d)
+      if (!d.allowed) {
+        d = directory.approvals.forBlocked(agent, d, (body.context as { tool?: unknown } | undefined)?.tool, body.action, body)
+        agents.recordBlock(agent, body, d)
+      }
       // Serialised here (the schema below documents the answer): a JSON string is sent as it is.
       reply.type(JSON_UTF8).send(evaluateResponseJson(d, body.context))
     }

@@ -10,7 +10,7 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { MIGRATIONS } from './migrations/index.js'
 import type {
-  AgentRecord, AgentStatus, Contract, EvaluationQuery, EvaluationRow, EventQuery, EventRow, HealthStatus, HeartbeatWrite, PolicyRecord,
+  AgentRecord, AgentStatus, ApprovalRecord, ApprovalStatus, Contract, EvaluationQuery, EvaluationRow, EventQuery, EventRow, HealthStatus, HeartbeatWrite, PolicyRecord,
   PolicyWrite, SecretRecord, SecretScope, SpendRow, Store, Tenant, TenantKeyRecord
 } from '../store.js'
 import { NameTakenError } from '../store.js'
@@ -51,6 +51,22 @@ function policyValues (tenantId: string, p: PolicyWrite, now: string): Record<st
     priority: p.priority,
     is_active: p.is_active ? 1 : 0,
     now
+  }
+}
+
+function approvalFromRow (r: Row): ApprovalRecord {
+  return {
+    id: r.id as string,
+    tenant_id: r.tenant_id as string,
+    agent_uuid: r.agent_uuid as string,
+    agent_id: r.agent_id as string,
+    status: r.status as ApprovalStatus,
+    subject: r.subject as string,
+    request: JSON.parse(r.request as string),
+    reason: r.reason as string | null,
+    created_at: r.created_at as string,
+    decided_at: r.decided_at as string | null,
+    decided_by: r.decided_by as string | null
   }
 }
 
@@ -134,6 +150,14 @@ export class SqliteStore implements Store {
       tenantByKey: p('SELECT t.* FROM tenant_keys k JOIN tenants t ON t.id = k.tenant_id WHERE k.key_hash = ?'),
       listTenantKeys: p('SELECT * FROM tenant_keys WHERE tenant_id = ? ORDER BY created_at, key_hash'),
       delTenantKey: p('DELETE FROM tenant_keys WHERE tenant_id = ? AND key_hash = ?'),
+      insApproval: p(`INSERT INTO approvals (id, tenant_id, agent_uuid, agent_id, status, subject, request, reason, created_at, decided_at, decided_by)
+        VALUES (@id, @tenant_id, @agent_uuid, @agent_id, @status, @subject, @request, @reason, @created_at, @decided_at, @decided_by)`),
+      listApprovals: p('SELECT * FROM approvals WHERE tenant_id = ? ORDER BY created_at DESC, id DESC'),
+      listApprovalsByStatus: p('SELECT * FROM approvals WHERE tenant_id = ? AND status = ? ORDER BY created_at DESC, id DESC'),
+      getApproval: p('SELECT * FROM approvals WHERE tenant_id = ? AND id = ?'),
+      openApprovals: p("SELECT * FROM approvals WHERE status IN ('pending', 'approved')"),
+      decideApproval: p("UPDATE approvals SET status = ?, decided_at = ?, decided_by = ? WHERE tenant_id = ? AND id = ? AND status = 'pending'"),
+      useApproval: p("UPDATE approvals SET status = 'used' WHERE id = ? AND status = 'approved'"),
       insAgent: p(`INSERT INTO agents (id, tenant_id, agent_id, name, agent_type, capabilities, metadata,
         deployment_id, key_hash, key_prefix, contract, status, health, last_heartbeat, created_at, updated_at)
         VALUES (@id, @tenant_id, @agent_id, @name, @agent_type, @capabilities, @metadata, @deployment_id,
@@ -459,6 +483,37 @@ export class SqliteStore implements Store {
       blocked.set(r.hour, (blocked.get(r.hour) ?? 0) + r.n)
     }
     return { events, blocked }
+  }
+
+  async createApproval (a: ApprovalRecord): Promise<void> {
+    this.st('insApproval').run({ ...a, request: JSON.stringify(a.request) })
+  }
+
+  async listApprovals (tenantId: string, status?: ApprovalStatus): Promise<ApprovalRecord[]> {
+    const rows = status === undefined ? this.st('listApprovals').all(tenantId) : this.st('listApprovalsByStatus').all(tenantId, status)
+    return (rows as Row[]).map(approvalFromRow)
+  }
+
+  async getApproval (tenantId: string, id: string): Promise<ApprovalRecord | undefined> {
+    const r = this.st('getApproval').get(tenantId, id) as Row | undefined
+    return r === undefined ? undefined : approvalFromRow(r)
+  }
+
+  async openApprovals (): Promise<ApprovalRecord[]> {
+    return (this.st('openApprovals').all() as Row[]).map(approvalFromRow)
+  }
+
+  async decideApproval (tenantId: string, id: string, status: 'approved' | 'rejected', by: string): Promise<boolean> {
+    return this.db.transaction(() => {
+      const n = this.st('decideApproval').run(status, new Date().toISOString(), by, tenantId, id).changes
+      // Other processes reload the approvals they consult when the change counter moves.
+      if (n > 0) this.bump()
+      return n > 0
+    })()
+  }
+
+  async markApprovalUsed (id: string): Promise<void> {
+    this.st('useApproval').run(id)
   }
 
   async listTenantKeys (tenantId: string): Promise<TenantKeyRecord[]> {

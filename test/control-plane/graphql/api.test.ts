@@ -557,3 +557,67 @@ t.test('query cost: pages multiply what they select; a query over the limit is r
   const viaFragment = await a.gql(`fragment P on PolicyConnection { edges { node { id name config version } } } { ${Array.from({ length: 8 }, (_, i) => `p${i}: policies(first: 200) { ...P }`).join(' ')} }`)
   t.equal(viaFragment.errors?.[0]?.extensions?.code, 'QUERY_TOO_COSTLY', 'fragments are counted too')
 })
+
+t.test('approvals: a human_oversight block requests one (named in a warning); approved in the portal, it allows the retry once', async (t) => {
+  const a = await app(t)
+  await a.gql(CREATE, { input: { name: 'four-eyes', policyType: 'HUMAN_OVERSIGHT', scopeType: 'ORG', config: JSON.stringify({ require_approval_for: ['delete_*'] }) } })
+  const bot = await a.registerV1({ agent_type: 'custom', agent_id: 'ops-bot' })
+  const peer = await a.registerV1({ agent_type: 'custom', agent_id: 'peer-bot' })
+  const ask = async (key: string, agentId: string, approvalId?: string): Promise<{ allowed: boolean, warnings: string[] }> =>
+    (await a.v1('POST', '/evaluate', { key, body: { agent_id: agentId, action: 'tool_call', context: { tool: 'delete_user', ...(approvalId === undefined ? {} : { approval_id: approvalId }) } } })).json() as { allowed: boolean, warnings: string[] }
+  const idIn = (warnings: string[]): string | undefined => warnings.map((w) => /approval (apr_[\w-]+) requested/.exec(w)?.[1]).find((x) => x !== undefined)
+
+  const first = await ask(bot.key, 'ops-bot')
+  t.equal(first.allowed, false, 'blocked without an approval')
+  const id = idIn(first.warnings) as string
+  t.match(id, /^apr_/, 'the warning names the approval requested')
+  t.equal(idIn((await ask(bot.key, 'ops-bot')).warnings), id, 'asking again while it is pending: the same approval, not a new one')
+
+  const LIST = 'query ($s: ApprovalStatus) { approvals(status: $s) { id status subject reason request decidedBy agentEndpoint { agentId } } }'
+  const pending = (await a.gql(LIST, { s: 'PENDING' })).data?.approvals as Array<Record<string, any>>
+  t.equal(pending.length, 1)
+  t.match(pending[0], { id, status: 'PENDING', subject: 'tool delete_user', reason: /requires human approval/, agentEndpoint: { agentId: 'ops-bot' } })
+  t.equal(JSON.parse(pending[0]?.request as string).context.tool, 'delete_user', 'with the blocked request')
+  t.equal((await a.gql(LIST, {}, 'admin', OTHER_TENANT)).data?.approvals.length, 0, 'another tenant sees none')
+
+  const DECIDE = 'mutation ($id: ID!, $ok: Boolean!) { decideApproval(id: $id, approve: $ok) { id status decidedBy } }'
+  t.equal((await a.gql(DECIDE, { id, ok: true }, 'viewer')).errors?.[0]?.extensions?.code, 'FORBIDDEN')
+  t.equal((await a.gql(DECIDE, { id, ok: true }, 'admin', OTHER_TENANT)).errors?.[0]?.extensions?.code, 'NOT_FOUND', 'not across tenants')
+  t.equal((await ask(peer.key, 'peer-bot', id)).allowed, false, 'another agent cannot use it')
+  const approved = await a.gql(DECIDE, { id, ok: true })
+  t.match(approved.data?.decideApproval, { id, status: 'APPROVED', decidedBy: 'tester' })
+  t.equal((await a.gql(DECIDE, { id, ok: false })).errors?.[0]?.extensions?.code, 'CONFLICT', 'decided once only')
+  t.equal((await ask(peer.key, 'peer-bot', id)).allowed, false, 'approved, still only for its own agent')
+
+  t.equal((await ask(bot.key, 'ops-bot', id)).allowed, true, 'the retry with the approval is allowed')
+  const again = await ask(bot.key, 'ops-bot', id)
+  t.equal(again.allowed, false, 'once: a second use is blocked')
+  const second = idIn(again.warnings) as string
+  t.not(second, id, 'and a new approval is requested')
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  t.match((await a.gql(LIST, { s: 'USED' })).data?.approvals, [{ id, status: 'USED' }], 'the first is used')
+
+  t.match((await a.gql(DECIDE, { id: second, ok: false })).data?.decideApproval, { status: 'REJECTED' })
+  t.equal((await ask(bot.key, 'ops-bot', second)).allowed, false, 'a rejected approval allows nothing')
+  t.equal((await a.gql(DECIDE, { id: 'apr_nope', ok: true })).errors?.[0]?.extensions?.code, 'NOT_FOUND')
+})
+
+t.test('approvals: decided by another process (the store\'s change counter), the running control plane follows', async (t) => {
+  const a = await app(t)
+  await a.gql(CREATE, { input: { name: 'four-eyes', policyType: 'HUMAN_OVERSIGHT', scopeType: 'ORG', config: JSON.stringify({ require_approval_for: ['payments.*'] }) } })
+  const bot = await a.registerV1({ agent_type: 'custom', agent_id: 'payer' })
+  const ask = async (approvalId?: string): Promise<{ allowed: boolean, warnings: string[] }> =>
+    (await a.v1('POST', '/evaluate', { key: bot.key, body: { agent_id: 'payer', action: 'payments.refund', context: approvalId === undefined ? {} : { approval_id: approvalId } } })).json() as { allowed: boolean, warnings: string[] }
+  const id = /approval (apr_[\w-]+)/.exec((await ask()).warnings.join(' '))?.[1] as string
+  t.match(id, /^apr_/)
+  const { SqliteStore } = await import('../../../control-plane/store/sqlite/index.js')
+  const other = new SqliteStore(a.dbFile)
+  t.teardown(() => other.close())
+  t.equal(await other.decideApproval(DEFAULT_TENANT_ID, id, 'approved', 'someone-else'), true)
+  let allowed = false
+  for (let i = 0; i < 40 && !allowed; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    allowed = (await ask(id)).allowed
+  }
+  t.equal(allowed, true, 'approved elsewhere: allowed here within the change poll')
+})
