@@ -80,12 +80,15 @@ type AgentEndpointType {
   apiKeyPrefix: String!
   "The tenant it belongs to."
   tenantId: String!
+  "Where it stands."
   status: AgentStatus!
+  "Health from its heartbeats."
   health: HealthStatus!
   "What it can do (tool names, 'chat', ...); decides which policies apply."
   capabilities: [String!]!
   "When its last heartbeat arrived; null before the first."
   lastHeartbeat: DateTime
+  "When it was created."
   createdAt: DateTime!
 }
 
@@ -95,20 +98,27 @@ type PolicyType {
   id: ID!
   "Unique within the tenant."
   name: String!
+  "The kind of policy."
   policyType: PolicyTypeEnum!
+  "What it applies to."
   scopeType: ScopeType!
   "The team, deployment, agent or user the scope names (the tenant id for ORG)."
   scopeId: String!
   "Type-specific config, as JSON."
   config: JSONString!
+  "What a failure does (default ENFORCE)."
   enforcement: Enforcement!
   "Evaluation order: higher first, then by name."
   priority: Int!
+  "Whether it is evaluated."
   isActive: Boolean!
   "Bumped on every change."
   version: Int!
+  "The tenant it belongs to."
   tenantId: String!
+  "When it was created."
   createdAt: DateTime!
+  "When it last changed."
   updatedAt: DateTime!
 }
 
@@ -132,6 +142,7 @@ enum SecretScopeType {
 
 """A new agent endpoint and its API key, shown this once."""
 type CreatedAgentEndpoint {
+  "The new endpoint."
   agentEndpoint: AgentEndpointType!
   "The full key: store it now; only its prefix is kept."
   apiKey: String!
@@ -141,10 +152,13 @@ type CreatedAgentEndpoint {
 type SecretType {
   "Stable id of the secret (made of its scope and name)."
   id: ID!
+  "The key agents see it under."
   name: String!
+  "Who gets it."
   scopeType: SecretScopeType!
   "The deployment id or agentId of the scope; empty for TENANT."
   scopeId: String!
+  "When its value last changed."
   updatedAt: DateTime!
 }
 
@@ -164,13 +178,17 @@ type EventType {
 
 """An event and its cursor."""
 type EventEdge {
+  "Pass as after to get the items that follow this one."
   cursor: String!
+  "The item."
   node: EventType!
 }
 
 """A page of events, newest first."""
 type EventConnection {
+  "The items of this page, each with its cursor."
   edges: [EventEdge!]!
+  "Whether more follow, and the cursor to get them."
   pageInfo: PageInfo!
   "How many match the filter, over all pages."
   totalCount: Int!
@@ -180,6 +198,7 @@ type EventConnection {
 input EventFilter {
   "The agentId of an agent endpoint."
   agentId: String
+  "Only events of this type."
   eventType: String
   "telemetry, audit or alert."
   category: String
@@ -195,11 +214,13 @@ type TenantApiKeyType {
   id: ID!
   "The first characters of the key."
   keyPrefix: String!
+  "When it was created."
   createdAt: DateTime!
 }
 
 """A new tenant API key, shown this once."""
 type CreatedTenantApiKey {
+  "The new key's record."
   tenantApiKey: TenantApiKeyType!
   "The full key (tk_live_...): store it now; only a hash is kept."
   apiKey: String!
@@ -209,7 +230,9 @@ type CreatedTenantApiKey {
 type EvaluationType {
   "The eval_ id the agent was given."
   id: ID!
+  "The agent that asked."
   agentEndpoint: AgentEndpointType!
+  "Whether the action was allowed."
   allowed: Boolean!
   "Why it was blocked; null when allowed."
   reason: String
@@ -217,18 +240,23 @@ type EvaluationType {
   request: JSONString!
   "The decision with every policy's result, as JSON."
   decision: JSONString!
+  "When it was decided."
   createdAt: DateTime!
 }
 
 """An evaluation and its cursor."""
 type EvaluationEdge {
+  "Pass as after to get the items that follow this one."
   cursor: String!
+  "The item."
   node: EvaluationType!
 }
 
 """A page of evaluations, newest first."""
 type EvaluationConnection {
+  "The items of this page, each with its cursor."
   edges: [EvaluationEdge!]!
+  "Whether more follow, and the cursor to get them."
   pageInfo: PageInfo!
   "How many match the filter, over all pages."
   totalCount: Int!
@@ -238,6 +266,7 @@ type EvaluationConnection {
 input EvaluationFilter {
   "The agentId of an agent endpoint."
   agentId: String
+  "Only allowed (true) or blocked (false) decisions."
   allowed: Boolean
   "Evaluations at or after this time."
   from: DateTime
@@ -247,6 +276,7 @@ input EvaluationFilter {
 
 """A policy as it applies to one agent, with the JSON-logic it compiles to."""
 type EffectivePolicyType {
+  "The policy as stored."
   policy: PolicyType!
   "The compiled rule: falsy means pass, a message means fail."
   logic: JSONString!
@@ -260,6 +290,7 @@ enum ApprovalStatus {
   PENDING
   "Approved: the agent's next request with this approval_id is allowed, once."
   APPROVED
+  "Rejected by an admin: it allows nothing."
   REJECTED
   "Approved and used by the decision it allowed."
   USED
@@ -269,7 +300,9 @@ enum ApprovalStatus {
 type ApprovalType {
   "apr_...: the agent sends it back as context.approval_id."
   id: ID!
+  "The agent whose request was blocked."
   agentEndpoint: AgentEndpointType!
+  "Where it stands."
   status: ApprovalStatus!
   "What needs approval: tool <name> or action <name>."
   subject: String!
@@ -277,7 +310,9 @@ type ApprovalType {
   request: JSONString!
   "The policy's message."
   reason: String
+  "When it was created."
   createdAt: DateTime!
+  "When it was decided; null while pending."
   decidedAt: DateTime
   "The sub of the admin who decided."
   decidedBy: String
@@ -285,7 +320,9 @@ type ApprovalType {
 
 """How many items have one value."""
 type CountByValue {
+  "The value counted (upper case)."
   value: String!
+  "How many."
   count: Int!
 }
 
@@ -293,6 +330,7 @@ type CountByValue {
 type HourlyCount {
   "The start of the hour (UTC)."
   hour: DateTime!
+  "How many in that hour."
   count: Int!
 }
 
@@ -318,13 +356,17 @@ type PageInfo {
 
 """An agent endpoint and its cursor."""
 type AgentEndpointEdge {
+  "Pass as after to get the items that follow this one."
   cursor: String!
+  "The item."
   node: AgentEndpointType!
 }
 
 """A page of agent endpoints."""
 type AgentEndpointConnection {
+  "The items of this page, each with its cursor."
   edges: [AgentEndpointEdge!]!
+  "Whether more follow, and the cursor to get them."
   pageInfo: PageInfo!
   "How many match the filter, over all pages."
   totalCount: Int!
@@ -332,13 +374,17 @@ type AgentEndpointConnection {
 
 """A policy and its cursor."""
 type PolicyEdge {
+  "Pass as after to get the items that follow this one."
   cursor: String!
+  "The item."
   node: PolicyType!
 }
 
 """A page of policies."""
 type PolicyConnection {
+  "The items of this page, each with its cursor."
   edges: [PolicyEdge!]!
+  "Whether more follow, and the cursor to get them."
   pageInfo: PageInfo!
   "How many match the filter, over all pages."
   totalCount: Int!
@@ -346,7 +392,9 @@ type PolicyConnection {
 
 """Which agent endpoints to list; every field given must match."""
 input AgentEndpointFilter {
+  "Only endpoints in this status."
   status: AgentStatus
+  "Only endpoints in this health."
   health: HealthStatus
   "The agent framework (agent_type at registration), e.g. langchain."
   agentType: String
@@ -356,9 +404,13 @@ input AgentEndpointFilter {
 
 """Which policies to list; every field given must match."""
 input PolicyFilter {
+  "Only policies of this type."
   policyType: PolicyTypeEnum
+  "Only policies of this scope type."
   scopeType: ScopeType
+  "Only policies of this scope id."
   scopeId: String
+  "Only active (true) or inactive (false) policies."
   isActive: Boolean
   "Part of the name, any case."
   search: String
@@ -366,30 +418,41 @@ input PolicyFilter {
 
 """A new agent endpoint. agentId is generated from name when left out; contract defaults to V1."""
 input CreateAgentEndpointInput {
+  "Slug identifier, unique within the tenant; generated from name when left out."
   agentId: String
+  "A display name."
   name: String
   "The agent framework, e.g. custom, langchain, claude_code."
   agentType: String!
+  "What it can do (tool names, chat, ...); decides which policies apply."
   capabilities: [String!]
   "A JSON object."
   metadata: JSONString
+  "The deployment it runs in (DEPLOYMENT-scoped policies and secrets)."
   deploymentId: String
+  "V1 (default) or LEGACY."
   contract: AgentContract
 }
 
 """Changes to an agent endpoint: fields left out keep their values; deploymentId null clears it."""
 input UpdateAgentEndpointInput {
+  "A display name."
   name: String
+  "What it can do (tool names, chat, ...); decides which policies apply."
   capabilities: [String!]
   "A JSON object."
   metadata: JSONString
+  "The deployment it runs in (DEPLOYMENT-scoped policies and secrets)."
   deploymentId: String
 }
 
 """A new secret; scopeId is required for DEPLOYMENT and AGENT."""
 input CreateSecretInput {
+  "Letters, digits, _ . - (1 to 200): the key agents see it under."
   name: String!
+  "Who gets it."
   scopeType: SecretScopeType!
+  "The deployment id or agentId of the scope; ignored for TENANT."
   scopeId: String
   "Stored encrypted (AES-256-GCM under the master key); never shown again."
   value: String!
@@ -397,33 +460,51 @@ input CreateSecretInput {
 
 """A secret's new value."""
 input UpdateSecretInput {
+  "The new value; stored encrypted, never shown again."
   value: String!
 }
 
 """A new policy. Omitted: enforcement ENFORCE, priority 0, isActive true, scopeId the tenant (ORG)."""
 input CreatePolicyInput {
+  "Unique within the tenant."
   name: String!
+  "The kind of policy."
   policyType: PolicyTypeEnum!
+  "What it applies to."
   scopeType: ScopeType!
+  "The team, deployment, agent or user of the scope (the tenant id for ORG)."
   scopeId: String
+  "Type-specific config, as a JSON object."
   config: JSONString!
+  "What a failure does (default ENFORCE)."
   enforcement: Enforcement
+  "Evaluation order: higher first, then by name (default 0)."
   priority: Int
+  "Whether it is evaluated."
   isActive: Boolean
 }
 
 """Changes to a policy: fields left out keep their values."""
 input UpdatePolicyInput {
+  "A new name, unique within the tenant."
   name: String
+  "The kind of policy."
   policyType: PolicyTypeEnum
+  "What it applies to."
   scopeType: ScopeType
+  "The team, deployment, agent or user of the scope (the tenant id for ORG)."
   scopeId: String
+  "Type-specific config, as a JSON object."
   config: JSONString
+  "What a failure does (default ENFORCE)."
   enforcement: Enforcement
+  "Evaluation order: higher first, then by name (default 0)."
   priority: Int
+  "Whether it is evaluated."
   isActive: Boolean
 }
 
+"""What the portal reads; everything is scoped to the caller's tenant."""
 type Query {
   "The tenant's agent endpoints, newest first. first: 1 to 200 (default 50)."
   agentEndpoints(filter: AgentEndpointFilter, first: Int, after: String): AgentEndpointConnection!
@@ -449,6 +530,7 @@ type Query {
   approvals(status: ApprovalStatus): [ApprovalType!]!
 }
 
+"""What the portal changes (the admin role); everything is scoped to the caller's tenant."""
 type Mutation {
   "Creates a policy (admin). The config is checked as the engine will read it."
   createPolicy(input: CreatePolicyInput!): PolicyType!
@@ -484,6 +566,7 @@ type Mutation {
   decideApproval(id: ID!, approve: Boolean!): ApprovalType!
 }
 
+"""Live updates over a WebSocket (graphql-transport-ws; the token in connection_init as authorization)."""
 type Subscription {
   "Each event as it is stored, for the portal's live feed; only those of agentId when given."
   eventAdded(agentId: String): EventType!

@@ -3,7 +3,7 @@
  * token's tenant and role; changes reach the agent-facing API at once.
  */
 import t, { type Test } from 'tap'
-import { buildSchema, GraphQLEnumType } from 'graphql'
+import { buildSchema, GraphQLEnumType, isEnumType, isInputObjectType, isObjectType } from 'graphql'
 import { testApp, DEFAULT_TENANT_ID, type TestApp } from '../helpers.js'
 import { mintUserToken, type Role } from '../../../control-plane/graphql/auth.js'
 import { SCHEMA } from '../../../control-plane/graphql/schema.js'
@@ -50,6 +50,22 @@ t.test('schema: the enums are the store\'s and the engine\'s values, upper-cased
   for (const type of ['AgentEndpointType', 'PolicyType']) {
     t.ok(schema.getType(type)?.description, `${type} is described`)
   }
+})
+
+t.test('schema: every type and field is described, and every value of the enums whose values need explaining', async (t) => {
+  const schema = buildSchema(SCHEMA)
+  const missing: string[] = []
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (type.name.startsWith('__') || ['String', 'Int', 'Boolean', 'ID', 'Float'].includes(type.name)) continue
+    if (type.description == null || type.description === '') missing.push(type.name)
+    if (isObjectType(type) || isInputObjectType(type)) {
+      for (const f of Object.values(type.getFields())) if (f.description == null || f.description === '') missing.push(`${type.name}.${f.name}`)
+    }
+    if (isEnumType(type) && ['AgentStatus', 'ScopeType', 'Enforcement', 'ApprovalStatus', 'AgentContract', 'SecretScopeType'].includes(type.name)) {
+      for (const v of type.getValues()) if (v.description == null || v.description === '') missing.push(`${type.name}.${v.name}`)
+    }
+  }
+  t.strictSame(missing, [], 'nothing undescribed')
 })
 
 t.test('createPolicy: defaults filled, the ORG scope id is the tenant, and the agent API enforces it at once', async (t) => {
