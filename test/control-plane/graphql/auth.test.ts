@@ -398,5 +398,5 @@ t.test('JWKS: the key set cannot be fetched (nothing listens, or the answer is n
   await new Promise<void>((resolve) => junk.listen(0, '127.0.0.1', resolve))
   t.teardown(() => new Promise<void>((resolve) => { junk.closeAllConnections(); junk.close(() => resolve()) }))
   const { port } = junk.address() as AddressInfo
-  await t.rejects(auth({ jwksUrl: `http://127.0.0.1:${port}/jwks` }).user(`Bearer ${token}`), { statusCode: 503 })
+  await t.rejects(auth({ jwksUrl: `http://127.0.0.1:${port}/jwks` }).user(`Bearer ${token}`), { statusCode: 503, message: /cannot get the signing keys/ })
 })
