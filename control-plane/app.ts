@@ -19,6 +19,8 @@ import { healthRoutes } from './health/routes.js'
 import { v1Routes } from './routes/v1/index.js'
 import { legacyRoutes } from './routes/legacy/index.js'
 import { graphqlRoutes } from './graphql/index.js'
+import { UserAuth } from './graphql/auth.js'
+import { DEFAULT_TENANT_ID } from './agents/service.js'
 import { ErrorResponse } from '../shared/contracts/common.js'
 import { ServiceError } from '../shared/errors.js'
 import { errorBody, useJsonBodies } from '../shared/http.js'
@@ -76,10 +78,12 @@ export async function buildApp (config: ControlPlaneConfig, deps: AppDeps = {}):
     box,
     log,
     committed,
+    userAuth: new UserAuth({ jwtSecret: config.jwtSecret, jwksUrl: config.jwksUrl, authMode: config.authMode, defaultTenantId: DEFAULT_TENANT_ID }),
     legacyServed: new Map()
   }
   app.decorate('services', services)
   app.decorateRequest('agent', null)
+  app.decorateRequest('user', null)
 
   app.addSchema(ErrorResponse)
   app.setErrorHandler((err: FastifyError, req, reply) => {

@@ -10,6 +10,7 @@ import type { HealthMonitor } from './health/monitor.js'
 import type { SecretBox } from '../shared/secret-box.js'
 import type { Logger } from '../shared/logging.js'
 import type { EventEmitter } from 'node:events'
+import type { UserAuth } from './graphql/auth.js'
 
 export interface Services {
   config: ControlPlaneConfig
@@ -25,6 +26,8 @@ export interface Services {
   log: Logger
   /** Emits 'events' (EventRow[]) after each ingest commit. */
   committed: EventEmitter
+  /** Verifies users of the management surfaces (GraphQL, settings, assistant). */
+  userAuth: UserAuth
   /** Legacy: the config hash last served to each agent (by uuid), for `config_updated`. */
   legacyServed: Map<string, string>
 }

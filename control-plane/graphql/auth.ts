@@ -80,6 +80,33 @@ export class UserAuth {
   }
 }
 
+/** The session cookie the portal keeps the user's JWT in (decisions.md; issue 6). */
+export const SESSION_COOKIE = 'agentgov_session'
+
+/**
+ * The credentials of a request as an Authorization header value: the header itself, or else the
+ * session cookie's JWT as a bearer token.
+ */
+export function credentialsOf (headers: { authorization?: string, cookie?: string }): string | undefined {
+  if (typeof headers.authorization === 'string') return headers.authorization
+  if (typeof headers.cookie !== 'string') return undefined
+  for (const part of headers.cookie.split(';')) {
+    const eq = part.indexOf('=')
+    if (eq !== -1 && part.slice(0, eq).trim() === SESSION_COOKIE) {
+      const value = part.slice(eq + 1).trim()
+      return value === '' ? undefined : `Bearer ${decodeURIComponent(value)}`
+    }
+  }
+  return undefined
+}
+
+/** An onRequest/preHandler hook that puts the verified user on req.user (401 otherwise). */
+export function userHook (auth: UserAuth) {
+  return async (req: { headers: { authorization?: string, cookie?: string }, user: User | null }): Promise<void> => {
+    req.user = await auth.user(credentialsOf(req.headers))
+  }
+}
+
 function bearerToken (authorization: string | undefined): string | undefined {
   if (authorization === undefined) return undefined
   const m = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization)
@@ -95,3 +122,11 @@ export async function mintUserToken (secret: string, claims: { sub: string, tena
     .setExpirationTime(Math.floor(Date.now() / 1000) + ttlSeconds)
     .sign(new TextEncoder().encode(secret))
 }
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The user of a management request (GraphQL, settings, assistant), once authenticated. */
+    user: User | null
+  }
+}
+

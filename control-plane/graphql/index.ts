@@ -9,8 +9,7 @@
 import type { FastifyInstance } from 'fastify'
 import mercurius from 'mercurius'
 import type { Services } from '../services.js'
-import { DEFAULT_TENANT_ID } from '../agents/service.js'
-import { UserAuth, type User } from './auth.js'
+import { credentialsOf, type User } from './auth.js'
 import { SCHEMA } from './schema.js'
 import { costLimit } from './cost.js'
 import { eventNode, eventsTopic, loaders, resolvers, type GqlContext } from './resolvers.js'
@@ -23,15 +22,14 @@ export const MAX_QUERY_COST = 5_000
 
 export async function graphqlRoutes (app: FastifyInstance, { services }: { services: Services }): Promise<void> {
   const { config } = services
-  const auth = new UserAuth({ jwtSecret: config.jwtSecret, jwksUrl: config.jwksUrl, authMode: config.authMode, defaultTenantId: DEFAULT_TENANT_ID })
+  const auth = services.userAuth
   const path = `/gql/${config.apiName}/`
-  app.decorateRequest('user', null)
   app.addHook('preHandler', async (req) => {
     if (req.routeOptions.url !== path) return
     // A WebSocket (subscriptions) authenticates in its connection_init message: browsers cannot
     // set headers on one.
     if (req.headers.upgrade?.toLowerCase() === 'websocket') return
-    req.user = await auth.user(req.headers.authorization)
+    req.user = await auth.user(credentialsOf(req.headers))
   })
   await app.register(mercurius, {
     schema: SCHEMA,
@@ -59,10 +57,4 @@ export async function graphqlRoutes (app: FastifyInstance, { services }: { servi
   }
   services.committed.on('events', publish)
   app.addHook('onClose', async () => { services.committed.off('events', publish) })
-}
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    user: User | null
-  }
 }

@@ -90,6 +90,22 @@ export interface ApprovalRecord {
   decided_by: string | null
 }
 
+/** A tenant's key for one LLM provider; the key is sealed (AES-256-GCM), never stored in plaintext. */
+export interface ProviderKeyRecord {
+  tenant_id: string
+  /** `openai`, `anthropic`, or the id of an OpenAI-compatible endpoint. */
+  provider: string
+  key_sealed: string
+  /** The key's first characters, to tell keys apart. */
+  key_prefix: string
+  base_url: string | null
+  is_active: boolean
+  enabled_for_assistant: boolean
+  last_used_at: string | null
+  created_at: string
+  updated_at: string
+}
+
 export interface TenantKeyRecord {
   key_hash: string
   tenant_id: string
@@ -231,6 +247,13 @@ export interface Store {
   decideApproval (tenantId: string, id: string, status: 'approved' | 'rejected', by: string): Promise<boolean>
   /** An approved approval was used by a decision it allowed. */
   markApprovalUsed (id: string): Promise<void>
+  listProviderKeys (tenantId: string): Promise<ProviderKeyRecord[]>
+  getProviderKey (tenantId: string, provider: string): Promise<ProviderKeyRecord | undefined>
+  /** Stores a provider's key (a new record, or a new key for an existing one: 'rotated'). */
+  setProviderKey (record: ProviderKeyRecord): Promise<'created' | 'rotated'>
+  /** Changes a provider's switches; false when the tenant has no key for it. */
+  setProviderFlags (tenantId: string, provider: string, flags: { is_active?: boolean, enabled_for_assistant?: boolean }): Promise<boolean>
+  deleteProviderKey (tenantId: string, provider: string): Promise<boolean>
   /** Costs recorded at or after `since` (to rebuild the budget ledger at start-up). */
   spendSince (tenantId: string, since: string): Promise<SpendRow[]>
 }

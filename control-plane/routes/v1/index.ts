@@ -9,9 +9,10 @@ import { evaluateRoute } from './evaluate.js'
 import { eventsRoute } from './events.js'
 import { heartbeatRoute } from './heartbeat.js'
 import { deregisterRoute } from './deregister.js'
+import { settingsRoutes } from './settings.js'
 
 export async function v1Routes (app: FastifyInstance, opts: RouteOptions): Promise<void> {
-  for (const route of [registerRoute, configRoute, configWatchRoute, secretsRoutes, evaluateRoute, eventsRoute, heartbeatRoute, deregisterRoute]) {
+  for (const route of [registerRoute, configRoute, configWatchRoute, secretsRoutes, evaluateRoute, eventsRoute, heartbeatRoute, deregisterRoute, settingsRoutes]) {
     await app.register(route, { services: opts.services })
   }
 }

@@ -11,7 +11,7 @@ import { dirname } from 'node:path'
 import { MIGRATIONS } from './migrations/index.js'
 import type {
   AgentRecord, AgentStatus, ApprovalRecord, ApprovalStatus, Contract, EvaluationQuery, EvaluationRow, EventQuery, EventRow, HealthStatus, HeartbeatWrite, PolicyRecord,
-  PolicyWrite, SecretRecord, SecretScope, SpendRow, Store, Tenant, TenantKeyRecord
+  PolicyWrite, ProviderKeyRecord, SecretRecord, SecretScope, SpendRow, Store, Tenant, TenantKeyRecord
 } from '../store.js'
 import { NameTakenError } from '../store.js'
 
@@ -51,6 +51,21 @@ function policyValues (tenantId: string, p: PolicyWrite, now: string): Record<st
     priority: p.priority,
     is_active: p.is_active ? 1 : 0,
     now
+  }
+}
+
+function providerFromRow (r: Row): ProviderKeyRecord {
+  return {
+    tenant_id: r.tenant_id as string,
+    provider: r.provider as string,
+    key_sealed: r.key_sealed as string,
+    key_prefix: r.key_prefix as string,
+    base_url: r.base_url as string | null,
+    is_active: r.is_active === 1,
+    enabled_for_assistant: r.enabled_for_assistant === 1,
+    last_used_at: r.last_used_at as string | null,
+    created_at: r.created_at as string,
+    updated_at: r.updated_at as string
   }
 }
 
@@ -158,6 +173,17 @@ export class SqliteStore implements Store {
       openApprovals: p("SELECT * FROM approvals WHERE status IN ('pending', 'approved')"),
       decideApproval: p("UPDATE approvals SET status = ?, decided_at = ?, decided_by = ? WHERE tenant_id = ? AND id = ? AND status = 'pending'"),
       useApproval: p("UPDATE approvals SET status = 'used' WHERE id = ? AND status = 'approved'"),
+      listProviders: p('SELECT * FROM llm_providers WHERE tenant_id = ? ORDER BY provider'),
+      getProvider: p('SELECT * FROM llm_providers WHERE tenant_id = ? AND provider = ?'),
+      upsertProvider: p(`INSERT INTO llm_providers (tenant_id, provider, key_sealed, key_prefix, base_url, is_active, enabled_for_assistant,
+          last_used_at, created_at, updated_at)
+        VALUES (@tenant_id, @provider, @key_sealed, @key_prefix, @base_url, @is_active, @enabled_for_assistant, @last_used_at, @created_at, @updated_at)
+        ON CONFLICT (tenant_id, provider) DO UPDATE SET key_sealed = excluded.key_sealed, key_prefix = excluded.key_prefix,
+          base_url = excluded.base_url, updated_at = excluded.updated_at`),
+      providerFlags: p(`UPDATE llm_providers SET is_active = COALESCE(@is_active, is_active),
+        enabled_for_assistant = COALESCE(@enabled_for_assistant, enabled_for_assistant), updated_at = @now
+        WHERE tenant_id = @tenant_id AND provider = @provider`),
+      delProvider: p('DELETE FROM llm_providers WHERE tenant_id = ? AND provider = ?'),
       insAgent: p(`INSERT INTO agents (id, tenant_id, agent_id, name, agent_type, capabilities, metadata,
         deployment_id, key_hash, key_prefix, contract, status, health, last_heartbeat, created_at, updated_at)
         VALUES (@id, @tenant_id, @agent_id, @name, @agent_type, @capabilities, @metadata, @deployment_id,
@@ -514,6 +540,34 @@ export class SqliteStore implements Store {
 
   async markApprovalUsed (id: string): Promise<void> {
     this.st('useApproval').run(id)
+  }
+
+  async listProviderKeys (tenantId: string): Promise<ProviderKeyRecord[]> {
+    return (this.st('listProviders').all(tenantId) as Row[]).map(providerFromRow)
+  }
+
+  async getProviderKey (tenantId: string, provider: string): Promise<ProviderKeyRecord | undefined> {
+    const r = this.st('getProvider').get(tenantId, provider) as Row | undefined
+    return r === undefined ? undefined : providerFromRow(r)
+  }
+
+  async setProviderKey (p: ProviderKeyRecord): Promise<'created' | 'rotated'> {
+    return this.db.transaction(() => {
+      const existed = this.st('getProvider').get(p.tenant_id, p.provider) !== undefined
+      this.st('upsertProvider').run({ ...p, is_active: p.is_active ? 1 : 0, enabled_for_assistant: p.enabled_for_assistant ? 1 : 0 })
+      return existed ? 'rotated' as const : 'created' as const
+    }).immediate()
+  }
+
+  async setProviderFlags (tenantId: string, provider: string, flags: { is_active?: boolean, enabled_for_assistant?: boolean }): Promise<boolean> {
+    const bit = (v: boolean | undefined): number | null => v === undefined ? null : v ? 1 : 0
+    return this.st('providerFlags').run({
+      tenant_id: tenantId, provider, is_active: bit(flags.is_active), enabled_for_assistant: bit(flags.enabled_for_assistant), now: new Date().toISOString()
+    }).changes > 0
+  }
+
+  async deleteProviderKey (tenantId: string, provider: string): Promise<boolean> {
+    return this.st('delProvider').run(tenantId, provider).changes > 0
   }
 
   async listTenantKeys (tenantId: string): Promise<TenantKeyRecord[]> {

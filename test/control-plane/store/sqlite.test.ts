@@ -513,7 +513,7 @@ t.test('SQL-looking values are stored verbatim and do nothing', async (t) => {
   t.equal(await store.deletePolicy(T1, "' OR '1'='1"), false, 'delete with a tautology id deletes nothing')
   t.equal((await store.listPolicies(T1)).length, 1)
   const tables = store.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as Array<{ name: string }>
-  t.same(tables.map((r) => r.name), ['agents', 'approvals', 'evaluations', 'events', 'meta', 'policies', 'secrets', 'tenant_keys', 'tenants'], 'every table is still there')
+  t.same(tables.map((r) => r.name), ['agents', 'approvals', 'evaluations', 'events', 'llm_providers', 'meta', 'policies', 'secrets', 'tenant_keys', 'tenants'], 'every table is still there')
   t.equal((await store.listAgents(T1)).length, 1)
 })
 
