@@ -10,9 +10,10 @@ import { eventsRoute } from './events.js'
 import { heartbeatRoute } from './heartbeat.js'
 import { deregisterRoute } from './deregister.js'
 import { settingsRoutes } from './settings.js'
+import { assistantRoutes } from './assistant.js'
 
 export async function v1Routes (app: FastifyInstance, opts: RouteOptions): Promise<void> {
-  for (const route of [registerRoute, configRoute, configWatchRoute, secretsRoutes, evaluateRoute, eventsRoute, heartbeatRoute, deregisterRoute, settingsRoutes]) {
+  for (const route of [registerRoute, configRoute, configWatchRoute, secretsRoutes, evaluateRoute, eventsRoute, heartbeatRoute, deregisterRoute, settingsRoutes, assistantRoutes]) {
     await app.register(route, { services: opts.services })
   }
 }

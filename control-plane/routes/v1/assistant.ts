@@ -1,0 +1,101 @@
+/**
+ * The assistant (interface.md 4.3): POST /assistant/chat streams an answer as server-sent events,
+ * `data: {"content": "..."}` and a blank line per chunk, ending with `data: [DONE]`; a failure
+ * after the stream began is `data: {"error": "..."}` then `data: [DONE]`. GET /assistant/providers
+ * lists the providers the assistant can use. Auth: the user JWT (header or session cookie), or open
+ * mode; viewers may chat (the assistant only reads).
+ * This release answers with the built-in `local` provider (no model, no network: assistant/local.ts).
+ */
+import type { FastifyInstance, FastifyReply } from 'fastify'
+import { Type, type Static } from '@sinclair/typebox'
+import { errorResponses } from '../../../shared/contracts/common.js'
+import { ServiceError } from '../../../shared/errors.js'
+import { userHook } from '../../graphql/auth.js'
+import type { RouteOptions } from '../../services.js'
+import { chunksOf, localAnswer } from '../../assistant/local.js'
+
+const ChatBody = Type.Object({
+  message: Type.String({ minLength: 1, maxLength: 20_000 }),
+  history: Type.Optional(Type.Array(Type.Object({
+    role: Type.Union([Type.Literal('user'), Type.Literal('assistant')]),
+    content: Type.String({ maxLength: 100_000 })
+  }), { maxItems: 200 })),
+  page_context: Type.Optional(Type.String({ maxLength: 2_000 })),
+  model: Type.Optional(Type.String({ maxLength: 200 })),
+  provider: Type.Optional(Type.String({ maxLength: 64 }))
+})
+
+const Flag = Type.Union([Type.Literal('true'), Type.Literal('false')])
+
+/** The built-in provider's entry in GET /assistant/providers. */
+export const LOCAL_PROVIDER = {
+  id: 'local',
+  name: 'Built-in (answers from your data, no model, no network)',
+  source: 'builtin',
+  models: [{
+    value: 'local',
+    label: 'Built-in answers',
+    capabilities: ['chat'],
+    contextWindow: 0,
+    releaseDate: '2026-11-23',
+    supportsTools: false,
+    supportsVision: false,
+    riskLevel: 'low'
+  }]
+}
+
+/** Writes one server-sent event; false once the client has gone. */
+function sse (reply: FastifyReply, data: string): boolean {
+  const res = reply.raw
+  if (res.destroyed || res.writableEnded) return false
+  res.write(`data: ${data}\n\n`)
+  return true
+}
+
+export async function assistantRoutes (app: FastifyInstance, { services }: RouteOptions): Promise<void> {
+  const { store, directory } = services
+  app.addHook('preHandler', userHook(services.userAuth))
+
+  app.get('/assistant/providers', {
+    schema: {
+      tags: ['assistant'],
+      summary: 'The providers and models the assistant can use',
+      // Query strings are text (types are not coerced): the booleans are spelled out.
+      querystring: Type.Object({ require_tools: Type.Optional(Flag), live: Type.Optional(Flag) }),
+      response: { ...errorResponses(400, 401) }
+    }
+  }, async (req) => {
+    const q = req.query as { require_tools?: 'true' | 'false' }
+    const local = q.require_tools === 'true' ? { ...LOCAL_PROVIDER, models: LOCAL_PROVIDER.models.filter((m) => m.supportsTools) } : LOCAL_PROVIDER
+    return { providers: [local] }
+  })
+
+  app.post('/assistant/chat', {
+    schema: { tags: ['assistant'], summary: 'Ask about your agents, policies and events; the answer streams as server-sent events', body: ChatBody, response: { ...errorResponses(400, 401, 413, 415) } }
+  }, async (req, reply) => {
+    const body = req.body as Static<typeof ChatBody>
+    if (body.message.trim() === '') throw new ServiceError('bad_request', 'message must not be blank')
+    if (body.provider !== undefined && body.provider !== 'local') {
+      throw new ServiceError('bad_request', `provider "${body.provider}": this release answers with the built-in provider only (provider "local"); model providers are coming`)
+    }
+    const tenantId = (req.user as { tenantId: string }).tenantId
+    reply.hijack()
+    reply.raw.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no'
+    })
+    try {
+      const answer = await localAnswer(body.message, { store, directory, tenantId })
+      for (const chunk of chunksOf(answer)) {
+        if (!sse(reply, JSON.stringify({ content: chunk }))) return
+      }
+    } catch (err) {
+      services.log.error({ err }, 'assistant: the answer failed')
+      sse(reply, JSON.stringify({ error: 'the assistant could not answer: an internal error (logged)' }))
+    }
+    sse(reply, '[DONE]')
+    reply.raw.end()
+  })
+}
