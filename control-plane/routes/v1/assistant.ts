@@ -4,7 +4,10 @@
  * after the stream began is `data: {"error": "..."}` then `data: [DONE]`. GET /assistant/providers
  * lists the providers the assistant can use. Auth: the user JWT (header or session cookie), or open
  * mode; viewers may chat (the assistant only reads).
- * This release answers with the built-in `local` provider (no model, no network: assistant/local.ts).
+ * The answer comes from the provider asked for (or the first one enabled for the assistant: openai,
+ * then anthropic, then OpenAI-compatible endpoints), streamed as it arrives; with none enabled, from
+ * the built-in `local` provider (no model, no network: assistant/local.ts). A client that goes away
+ * aborts the upstream call.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import { Type, type Static } from '@sinclair/typebox'
@@ -13,6 +16,19 @@ import { ServiceError } from '../../../shared/errors.js'
 import { userHook } from '../../graphql/auth.js'
 import type { RouteOptions } from '../../services.js'
 import { chunksOf, localAnswer } from '../../assistant/local.js'
+import { ANTHROPIC_BASE_URL, OPENAI_BASE_URL, streamChat } from '../../assistant/upstream.js'
+import { systemContext } from '../../assistant/context.js'
+import { providerAad } from './settings.js'
+import type { ProviderKeyRecord } from '../../store/store.js'
+
+/** A provider's model when the request names none (an OpenAI-compatible endpoint has no default). */
+export const DEFAULT_MODELS: Record<string, string> = { openai: 'gpt-4o-mini', anthropic: 'claude-3-5-haiku-latest' }
+const PREFERENCE = ['openai', 'anthropic']
+
+function preferred (a: ProviderKeyRecord, b: ProviderKeyRecord): number {
+  const rank = (p: ProviderKeyRecord): number => { const i = PREFERENCE.indexOf(p.provider); return i === -1 ? PREFERENCE.length : i }
+  return rank(a) - rank(b) || a.provider.localeCompare(b.provider)
+}
 
 const ChatBody = Type.Object({
   message: Type.String({ minLength: 1, maxLength: 20_000 }),
@@ -53,7 +69,7 @@ function sse (reply: FastifyReply, data: string): boolean {
 }
 
 export async function assistantRoutes (app: FastifyInstance, { services }: RouteOptions): Promise<void> {
-  const { store, directory } = services
+  const { store, directory, box } = services
   app.addHook('preHandler', userHook(services.userAuth))
 
   app.get('/assistant/providers', {
@@ -75,10 +91,17 @@ export async function assistantRoutes (app: FastifyInstance, { services }: Route
   }, async (req, reply) => {
     const body = req.body as Static<typeof ChatBody>
     if (body.message.trim() === '') throw new ServiceError('bad_request', 'message must not be blank')
-    if (body.provider !== undefined && body.provider !== 'local') {
-      throw new ServiceError('bad_request', `provider "${body.provider}": this release answers with the built-in provider only (provider "local"); model providers are coming`)
-    }
     const tenantId = (req.user as { tenantId: string }).tenantId
+    const enabled = (await store.listProviderKeys(tenantId)).filter((p) => p.is_active && p.enabled_for_assistant).sort(preferred)
+    let chosen: ProviderKeyRecord | undefined
+    if (body.provider === undefined) chosen = enabled[0]
+    else if (body.provider !== 'local') {
+      chosen = enabled.find((p) => p.provider === body.provider)
+      if (chosen === undefined) throw new ServiceError('bad_request', `provider "${body.provider}" has no key enabled for the assistant (see /settings/llm-providers), and is not "local"`)
+    }
+    const model = chosen === undefined ? 'local' : body.model ?? DEFAULT_MODELS[chosen.provider]
+    if (model === undefined) throw new ServiceError('bad_request', `provider "${chosen?.provider ?? ''}" is an OpenAI-compatible endpoint: name the model`)
+
     reply.hijack()
     reply.raw.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
@@ -86,14 +109,33 @@ export async function assistantRoutes (app: FastifyInstance, { services }: Route
       connection: 'keep-alive',
       'x-accel-buffering': 'no'
     })
+    const abort = new AbortController()
+    let finished = false
+    reply.raw.on('close', () => { if (!finished) abort.abort() })
     try {
-      const answer = await localAnswer(body.message, { store, directory, tenantId })
-      for (const chunk of chunksOf(answer)) {
-        if (!sse(reply, JSON.stringify({ content: chunk }))) return
+      if (chosen === undefined) {
+        const answer = await localAnswer(body.message, { store, directory, tenantId })
+        for (const chunk of chunksOf(answer)) {
+          if (!sse(reply, JSON.stringify({ content: chunk }))) return
+        }
+      } else {
+        await streamChat({
+          kind: chosen.provider === 'anthropic' ? 'anthropic' : 'openai',
+          baseUrl: chosen.base_url ?? (chosen.provider === 'anthropic' ? ANTHROPIC_BASE_URL : OPENAI_BASE_URL),
+          apiKey: box.open(chosen.key_sealed, providerAad(tenantId, chosen.provider)),
+          model,
+          system: await systemContext(store, tenantId, body.page_context),
+          messages: [...(body.history ?? []), { role: 'user', content: body.message }],
+          signal: abort.signal,
+          onText: (text) => { sse(reply, JSON.stringify({ content: text })) }
+        })
       }
     } catch (err) {
-      services.log.error({ err }, 'assistant: the answer failed')
-      sse(reply, JSON.stringify({ error: 'the assistant could not answer: an internal error (logged)' }))
+      if (abort.signal.aborted) return // the client went away
+      services.log.warn({ err: (err as Error).message, provider: chosen?.provider ?? 'local' }, 'assistant: the answer failed')
+      sse(reply, JSON.stringify({ error: chosen === undefined ? 'the assistant could not answer: an internal error (logged)' : (err as Error).message }))
+    } finally {
+      finished = true
     }
     sse(reply, '[DONE]')
     reply.raw.end()
