@@ -20,6 +20,7 @@ import { v1Routes } from './routes/v1/index.js'
 import { legacyRoutes } from './routes/legacy/index.js'
 import { graphqlRoutes } from './graphql/index.js'
 import { UserAuth } from './graphql/auth.js'
+import { ModelCatalog } from './assistant/models.js'
 import { DEFAULT_TENANT_ID } from './agents/service.js'
 import { ErrorResponse } from '../shared/contracts/common.js'
 import { ServiceError } from '../shared/errors.js'
@@ -78,6 +79,7 @@ export async function buildApp (config: ControlPlaneConfig, deps: AppDeps = {}):
     box,
     log,
     committed,
+    models: new ModelCatalog(Date.now, (provider, err) => log.warn({ provider, err: err.message }, 'assistant: the live model list failed; the registry answers')),
     userAuth: new UserAuth({ jwtSecret: config.jwtSecret, jwksUrl: config.jwksUrl, authMode: config.authMode, defaultTenantId: DEFAULT_TENANT_ID }),
     legacyServed: new Map()
   }

@@ -11,6 +11,7 @@ import type { SecretBox } from '../shared/secret-box.js'
 import type { Logger } from '../shared/logging.js'
 import type { EventEmitter } from 'node:events'
 import type { UserAuth } from './graphql/auth.js'
+import type { ModelCatalog } from './assistant/models.js'
 
 export interface Services {
   config: ControlPlaneConfig
@@ -28,6 +29,8 @@ export interface Services {
   committed: EventEmitter
   /** Verifies users of the management surfaces (GraphQL, settings, assistant). */
   userAuth: UserAuth
+  /** The assistant's model lists per provider (live lists cached for an hour). */
+  models: ModelCatalog
   /** Legacy: the config hash last served to each agent (by uuid), for `config_updated`. */
   legacyServed: Map<string, string>
 }

@@ -24,6 +24,7 @@ import type { ProviderKeyRecord } from '../../store/store.js'
 /** A provider's model when the request names none (an OpenAI-compatible endpoint has no default). */
 export const DEFAULT_MODELS: Record<string, string> = { openai: 'gpt-4o-mini', anthropic: 'claude-3-5-haiku-latest' }
 const PREFERENCE = ['openai', 'anthropic']
+const PROVIDER_NAMES: Record<string, string> = { openai: 'OpenAI', anthropic: 'Anthropic' }
 
 function preferred (a: ProviderKeyRecord, b: ProviderKeyRecord): number {
   const rank = (p: ProviderKeyRecord): number => { const i = PREFERENCE.indexOf(p.provider); return i === -1 ? PREFERENCE.length : i }
@@ -81,9 +82,18 @@ export async function assistantRoutes (app: FastifyInstance, { services }: Route
       response: { ...errorResponses(400, 401) }
     }
   }, async (req) => {
-    const q = req.query as { require_tools?: 'true' | 'false' }
-    const local = q.require_tools === 'true' ? { ...LOCAL_PROVIDER, models: LOCAL_PROVIDER.models.filter((m) => m.supportsTools) } : LOCAL_PROVIDER
-    return { providers: [local] }
+    const q = req.query as { require_tools?: 'true' | 'false', live?: 'true' | 'false' }
+    const requireTools = q.require_tools === 'true'
+    const tenantId = (req.user as { tenantId: string }).tenantId
+    const enabled = (await store.listProviderKeys(tenantId)).filter((p) => p.is_active && p.enabled_for_assistant).sort(preferred)
+    const providers = await Promise.all(enabled.map(async (p) => {
+      const { source, models } = await services.models.models(tenantId, {
+        provider: p.provider, baseUrl: p.base_url, apiKey: box.open(p.key_sealed, providerAad(tenantId, p.provider))
+      }, { live: q.live !== 'false', requireTools })
+      return { id: p.provider, name: PROVIDER_NAMES[p.provider] ?? `${p.provider} (OpenAI-compatible)`, source, models }
+    }))
+    const local = requireTools ? { ...LOCAL_PROVIDER, models: LOCAL_PROVIDER.models.filter((m) => m.supportsTools) } : LOCAL_PROVIDER
+    return { providers: [...providers, local] }
   })
 
   app.post('/assistant/chat', {

@@ -109,6 +109,7 @@ export async function settingsRoutes (app: FastifyInstance, { services }: RouteO
       created_at: existing?.created_at ?? now,
       updated_at: now
     })
+    services.models.forget(tenantId)
     reply.code(outcome === 'created' ? 201 : 200)
     return record(await store.getProviderKey(tenantId, body.provider) as ProviderKeyRecord)
   })
@@ -123,6 +124,7 @@ export async function settingsRoutes (app: FastifyInstance, { services }: RouteO
     if (body.isActive !== undefined) flags.is_active = body.isActive
     if (body.enabledForAssistant !== undefined) flags.enabled_for_assistant = body.enabledForAssistant
     if (!await store.setProviderFlags(tenantId, body.provider, flags)) throw notFound(body.provider)
+    services.models.forget(tenantId)
     return record(await store.getProviderKey(tenantId, body.provider) as ProviderKeyRecord)
   })
 
@@ -132,6 +134,7 @@ export async function settingsRoutes (app: FastifyInstance, { services }: RouteO
     const tenantId = requireAdmin(req)
     const provider = (req.params as { provider: string }).provider
     if (!await store.deleteProviderKey(tenantId, provider)) throw notFound(provider)
+    services.models.forget(tenantId)
     return reply.code(204).send()
   })
 }

@@ -174,3 +174,29 @@ t.test('provider choice: the first enabled (openai before anthropic); a disabled
   t.match((await a.chat({ message: 'how many agents?' })).events, [{ content: /no agents registered yet/ }], 'none enabled: the local provider')
   t.match((await a.chat({ message: 'how many agents?', provider: 'local' })).events, [{ content: /no agents/ }])
 })
+
+t.test('GET /assistant/providers: each enabled provider with its models (live, or the registry with live=false), the local one last', async (t) => {
+  const fake = await fakeProvider(t, () => {})
+  const models = createServer((req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' })
+    res.end(JSON.stringify({ data: req.url === '/v1/models' ? [{ id: 'gpt-4o-mini' }, { id: 'o-custom' }] : [] }))
+  })
+  await new Promise<void>((resolve) => models.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise<void>((resolve) => { models.closeAllConnections(); models.close(() => resolve()) }))
+  const base = `http://127.0.0.1:${(models.address() as AddressInfo).port}`
+  t.ok(fake.url)
+  const a = await setup(t)
+  await addProvider(a, { provider: 'openai', apiKey: KEY, baseUrl: `${base}/v1` })
+  await addProvider(a, { provider: 'ollama', apiKey: 'k', baseUrl: 'http://127.0.0.1:9/v1' })
+  const get = async (query: string): Promise<Array<Record<string, any>>> =>
+    (await a.app.inject({ method: 'GET', url: `/api/service/v1/assistant/providers${query}`, headers: { authorization: `Bearer ${a.token}` } })).json().providers as Array<Record<string, any>>
+  const all = await get('')
+  t.strictSame(all.map((p) => [p.id, p.source]), [['openai', 'live'], ['ollama', 'registry'], ['local', 'builtin']], 'openai live; ollama unreachable: its registry section; local last')
+  t.strictSame(all[0]?.models.map((m: { value: string }) => m.value), ['gpt-4o-mini', 'o-custom'])
+  t.match(all[1], { name: 'ollama (OpenAI-compatible)' })
+  const offline = await get('?live=false')
+  t.equal(offline[0]?.source, 'registry', 'live=false: the registry')
+  const tools = await get('?require_tools=true')
+  t.strictSame(tools[0]?.models.map((m: { value: string }) => m.value), ['gpt-4o-mini'], 'require_tools: only models with function calling')
+  t.notMatch(JSON.stringify(all), /PLAINTEXT/, 'no key in the list')
+})
