@@ -51,6 +51,16 @@ function liveEntry (provider: string, id: string, label: string | undefined): Mo
   return known ?? { value: id, label: label ?? id, capabilities: ['chat'], contextWindow: 0, releaseDate: '', supportsTools: false, supportsVision: false, riskLevel: 'unknown' }
 }
 
+/**
+ * Whether a model calls functions: the registry says for the models it knows; other OpenAI and
+ * Anthropic models are taken to (their current models all do), other endpoints' models not.
+ */
+export function modelSupportsTools (provider: string, model: string): boolean {
+  const known = registryModels(provider).find((m) => m.value === model)
+  if (known !== undefined) return known.supportsTools
+  return provider === 'openai' || provider === 'anthropic'
+}
+
 export interface LiveSource {
   provider: string
   baseUrl: string | null

@@ -18,6 +18,8 @@ import type { RouteOptions } from '../../services.js'
 import { chunksOf, localAnswer } from '../../assistant/local.js'
 import { ANTHROPIC_BASE_URL, OPENAI_BASE_URL, streamChat } from '../../assistant/upstream.js'
 import { systemContext } from '../../assistant/context.js'
+import { modelSupportsTools } from '../../assistant/models.js'
+import { toolSet } from '../../assistant/tools.js'
 import { providerAad } from './settings.js'
 import type { ProviderKeyRecord } from '../../store/store.js'
 
@@ -137,7 +139,8 @@ export async function assistantRoutes (app: FastifyInstance, { services }: Route
           system: await systemContext(store, tenantId, body.page_context),
           messages: [...(body.history ?? []), { role: 'user', content: body.message }],
           signal: abort.signal,
-          onText: (text) => { sse(reply, JSON.stringify({ content: text })) }
+          onText: (text) => { sse(reply, JSON.stringify({ content: text })) },
+          ...(modelSupportsTools(chosen.provider, model) ? { tools: toolSet(store, directory, tenantId) } : {})
         })
       }
     } catch (err) {

@@ -200,3 +200,78 @@ t.test('GET /assistant/providers: each enabled provider with its models (live, o
   t.strictSame(tools[0]?.models.map((m: { value: string }) => m.value), ['gpt-4o-mini'], 'require_tools: only models with function calling')
   t.notMatch(JSON.stringify(all), /PLAINTEXT/, 'no key in the list')
 })
+
+t.test('tools with OpenAI: the model calls a read-only tool, gets the store\'s answer, and answers in words', async (t) => {
+  const fake = await fakeProvider(t, (_req, res, body) => {
+    sse(res)
+    const toolMessage = (body.messages as Array<{ role: string, content: string }>).find((m) => m.role === 'tool')
+    if (toolMessage === undefined) {
+      res.write(`data: ${JSON.stringify({ choices: [{ delta: { tool_calls: [{ index: 0, id: 'call_1', function: { name: 'effective_policies', arguments: '{"agent_' } }] } }] })}\n\n`)
+      res.write(`data: ${JSON.stringify({ choices: [{ delta: { tool_calls: [{ index: 0, function: { arguments: 'id":"tool-bot"}' } }] } }] })}\n\n`)
+      res.end('data: [DONE]\n\n')
+      return
+    }
+    const names = (JSON.parse(toolMessage.content) as Array<{ name: string }>).map((p) => p.name)
+    res.write(openaiChunk(`tool-bot runs ${names.join(', ')}.`))
+    res.end('data: [DONE]\n\n')
+  })
+  const a = await setup(t)
+  await a.registerV1({ agent_type: 'custom', agent_id: 'tool-bot' })
+  await a.app.services.store.upsertPolicies(DEFAULT_TENANT_ID, [{ name: 'no-shell', type: 'tool_permission', scope_type: 'ORG', scope_id: DEFAULT_TENANT_ID, config: { denied_tools: ['shell'] }, enforcement: 'enforce', priority: 0, is_active: true }])
+  await a.app.services.directory.changed()
+  await addProvider(a, { provider: 'openai', apiKey: KEY, baseUrl: `${fake.url}/v1` })
+  const r = await a.chat({ message: 'which policies apply to tool-bot?' })
+  t.strictSame(r.events, [{ content: 'tool-bot runs no-shell.' }, '[DONE]'])
+  t.equal(fake.seen.length, 2, 'two rounds: the tool call, then the answer')
+  const first = fake.seen[0] as Seen
+  t.strictSame(first.body.tools.map((x: { function: { name: string } }) => x.function.name), ['list_agents', 'get_agent', 'list_policies', 'effective_policies', 'recent_events', 'recent_blocks'], 'the read-only tools are offered')
+  const second = (fake.seen[1] as Seen).body.messages as Array<Record<string, any>>
+  t.match(second.at(-2), { role: 'assistant', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'effective_policies', arguments: '{"agent_id":"tool-bot"}' } }] })
+  t.match(second.at(-1), { role: 'tool', tool_call_id: 'call_1' })
+})
+
+t.test('tools with Anthropic: tool_use blocks (input streamed as JSON deltas) are run and answered with tool_result', async (t) => {
+  const fake = await fakeProvider(t, (_req, res, body) => {
+    sse(res)
+    const last = (body.messages as Array<{ role: string, content: unknown }>).at(-1)
+    if (!Array.isArray(last?.content)) {
+      res.write(anthropicEvent('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }))
+      res.write(anthropicEvent('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'Let me look. ' } }))
+      res.write(anthropicEvent('content_block_start', { index: 1, content_block: { type: 'tool_use', id: 'toolu_1', name: 'list_agents', input: {} } }))
+      res.write(anthropicEvent('content_block_delta', { index: 1, delta: { type: 'input_json_delta', partial_json: '' } }))
+      res.write(anthropicEvent('message_delta', { delta: { stop_reason: 'tool_use' } }))
+      res.end(anthropicEvent('message_stop', {}))
+      return
+    }
+    const result = (last.content as Array<{ type: string, tool_use_id: string, content: string }>)[0]
+    const count = (JSON.parse(result?.content ?? '[]') as unknown[]).length
+    res.write(anthropicEvent('content_block_delta', { index: 0, delta: { type: 'text_delta', text: `${count} agents (${result?.tool_use_id}).` } }))
+    res.end(anthropicEvent('message_stop', {}))
+  })
+  const a = await setup(t)
+  await a.registerV1({ agent_type: 'custom', agent_id: 'one' })
+  await a.registerV1({ agent_type: 'custom', agent_id: 'two' })
+  await addProvider(a, { provider: 'anthropic', apiKey: KEY, baseUrl: fake.url })
+  const r = await a.chat({ message: 'how many agents?' })
+  t.strictSame(r.events, [{ content: 'Let me look. ' }, { content: '2 agents (toolu_1).' }, '[DONE]'])
+  const second = (fake.seen[1] as Seen).body.messages as Array<Record<string, any>>
+  t.match(second.at(-2), { role: 'assistant', content: [{ type: 'text', text: 'Let me look. ' }, { type: 'tool_use', id: 'toolu_1', name: 'list_agents', input: {} }] })
+  t.match(second.at(-1), { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1' }] })
+  t.match((fake.seen[0] as Seen).body.tools[0], { name: 'list_agents', input_schema: { type: 'object' } })
+})
+
+t.test('tools: a model that never stops calling them is cut off with an error; a model without tool support is offered none', async (t) => {
+  const fake = await fakeProvider(t, (_req, res) => {
+    sse(res)
+    res.write(`data: ${JSON.stringify({ choices: [{ delta: { tool_calls: [{ index: 0, id: 'c', function: { name: 'list_agents', arguments: '{}' } }] } }] })}\n\n`)
+    res.end('data: [DONE]\n\n')
+  })
+  const a = await setup(t)
+  await addProvider(a, { provider: 'openai', apiKey: KEY, baseUrl: `${fake.url}/v1` })
+  const r = await a.chat({ message: 'loop' })
+  t.match(r.events, [{ error: /kept calling tools/ }, '[DONE]'])
+  t.equal(fake.seen.length, 5, 'the first round and four more, then no more')
+  await addProvider(a, { provider: 'ollama', apiKey: 'k', baseUrl: `${fake.url}/v1` })
+  await a.chat({ message: 'hi', provider: 'ollama', model: 'mistral' })
+  t.equal((fake.seen.at(-1) as Seen).body.tools, undefined, 'mistral (no function calling in the registry): no tools offered')
+})
