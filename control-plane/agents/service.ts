@@ -47,6 +47,11 @@ function costOf (payload: unknown): number | null {
   return typeof c === 'number' && Number.isFinite(c) && c > 0 ? c : null
 }
 
+/** What a provider key is sealed with besides the master key: its tenant and provider. */
+export function providerAad (tenantId: string, provider: string): string {
+  return `llm-provider:${tenantId}:${provider}`
+}
+
 export function secretAad (s: { tenant_id: string, scope_type: string, scope_id: string, name: string }): string {
   return `secret:${s.tenant_id}:${s.scope_type}:${s.scope_id}:${s.name}`
 }
@@ -106,6 +111,23 @@ export class AgentService {
       if (n.agentId !== undefined) throw conflict(`agent_id "${n.agentId}" already exists in this tenant`)
     }
     throw conflict('could not generate a free agent_id; send one')
+  }
+
+  /**
+   * The LLM providers granted to the agent: the tenant's active provider keys (settings), opened
+   * from their seal. A key that does not open under the master key is left out and logged.
+   */
+  async providers (agent: AgentRecord): Promise<Record<string, { api_key: string, base_url: string | null }>> {
+    const out: Record<string, { api_key: string, base_url: string | null }> = {}
+    for (const p of await this.store.listProviderKeys(agent.tenant_id)) {
+      if (!p.is_active) continue
+      try {
+        out[p.provider] = { api_key: this.box.open(p.key_sealed, providerAad(agent.tenant_id, p.provider)), base_url: p.base_url }
+      } catch {
+        this.log.error({ provider: p.provider }, 'a stored provider key does not open with the master key')
+      }
+    }
+    return out
   }
 
   /** The secrets granted to the agent: tenant, then deployment, then agent scope (narrower wins). */

@@ -254,6 +254,8 @@ export interface Store {
   /** Changes a provider's switches; false when the tenant has no key for it. */
   setProviderFlags (tenantId: string, provider: string, flags: { is_active?: boolean, enabled_for_assistant?: boolean }): Promise<boolean>
   deleteProviderKey (tenantId: string, provider: string): Promise<boolean>
+  /** Notes that the assistant used a provider's key. */
+  touchProviderKey (tenantId: string, provider: string, at: string): Promise<void>
   /** Costs recorded at or after `since` (to rebuild the budget ledger at start-up). */
   spendSince (tenantId: string, since: string): Promise<SpendRow[]>
 }

@@ -142,6 +142,7 @@ export async function assistantRoutes (app: FastifyInstance, { services }: Route
           onText: (text) => { sse(reply, JSON.stringify({ content: text })) },
           ...(modelSupportsTools(chosen.provider, model) ? { tools: toolSet(store, directory, tenantId) } : {})
         })
+        await store.touchProviderKey(tenantId, chosen.provider, new Date().toISOString())
       }
     } catch (err) {
       if (abort.signal.aborted) return // the client went away

@@ -1,4 +1,7 @@
-/** GET /api/service/v1/secrets and /secrets/{agent_id}: the secrets granted to the agent's scopes. */
+/**
+ * GET /api/service/v1/secrets and /secrets/{agent_id}: the secrets granted to the agent's scopes, and
+ * the tenant's active LLM provider keys (`isActive` in the settings grants a provider to agents).
+ */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { AgentParams, SecretsResponse } from '../../../shared/contracts/v1.js'
 import { errorResponses } from '../../../shared/contracts/common.js'
@@ -15,8 +18,7 @@ export async function secretsRoutes (app: FastifyInstance, { services }: RouteOp
     ensureOwnAgent(agent, (req.params as { agent_id?: string }).agent_id)
     return {
       secrets: await agents.secrets(agent),
-      // LLM provider keys granted to agents arrive with the settings API; none are granted yet.
-      providers: {},
+      providers: await agents.providers(agent),
       expires_at: new Date(Date.now() + SECRETS_TTL_MS).toISOString()
     }
   }

@@ -11,6 +11,7 @@ import { ServiceError, forbidden } from '../../../shared/errors.js'
 import { userHook } from '../../graphql/auth.js'
 import type { RouteOptions } from '../../services.js'
 import type { ProviderKeyRecord } from '../../store/store.js'
+import { providerAad } from '../../agents/service.js'
 
 /** Providers with an API of their own; any other id names an OpenAI-compatible endpoint (baseUrl required). */
 export const NATIVE_PROVIDERS = ['openai', 'anthropic'] as const
@@ -18,9 +19,7 @@ const PROVIDER_ID = '^[a-z][a-z0-9_-]{1,63}$'
 /** Characters of a key shown in its record. */
 export const KEY_PREFIX_SHOWN = 8
 
-export function providerAad (tenantId: string, provider: string): string {
-  return `llm-provider:${tenantId}:${provider}`
-}
+export { providerAad }
 
 const ProviderRecord = Type.Object({
   provider: Type.String(),

@@ -184,6 +184,7 @@ export class SqliteStore implements Store {
         enabled_for_assistant = COALESCE(@enabled_for_assistant, enabled_for_assistant), updated_at = @now
         WHERE tenant_id = @tenant_id AND provider = @provider`),
       delProvider: p('DELETE FROM llm_providers WHERE tenant_id = ? AND provider = ?'),
+      touchProvider: p('UPDATE llm_providers SET last_used_at = ? WHERE tenant_id = ? AND provider = ?'),
       insAgent: p(`INSERT INTO agents (id, tenant_id, agent_id, name, agent_type, capabilities, metadata,
         deployment_id, key_hash, key_prefix, contract, status, health, last_heartbeat, created_at, updated_at)
         VALUES (@id, @tenant_id, @agent_id, @name, @agent_type, @capabilities, @metadata, @deployment_id,
@@ -568,6 +569,10 @@ export class SqliteStore implements Store {
 
   async deleteProviderKey (tenantId: string, provider: string): Promise<boolean> {
     return this.st('delProvider').run(tenantId, provider).changes > 0
+  }
+
+  async touchProviderKey (tenantId: string, provider: string, at: string): Promise<void> {
+    this.st('touchProvider').run(at, tenantId, provider)
   }
 
   async listTenantKeys (tenantId: string): Promise<TenantKeyRecord[]> {

@@ -72,6 +72,8 @@ t.test('OpenAI (and compatible): the answer streams chunk by chunk; the request 
   t.match(call.body.messages[0], { role: 'system', content: /alpha-bot.*status active/s })
   t.match(call.body.messages[0].content, /portal page \/agents/)
 
+  const used = (await a.app.inject({ method: 'GET', url: '/api/service/v1/settings/llm-providers', headers: { authorization: `Bearer ${a.token}` } })).json().providers[0]
+  t.match(used, { provider: 'openai', lastUsedAt: /^\d{4}-/ }, 'the key\'s record shows when the assistant last used it')
   await addProvider(a, { provider: 'ollama', apiKey: 'local-key', baseUrl: `${fake.url}/v1` })
   t.equal((await a.chat({ message: 'hi', provider: 'ollama' })).status, 400, 'a compatible endpoint needs a model named')
   const viaOllama = await a.chat({ message: 'hi', provider: 'ollama', model: 'llama3.1' })

@@ -121,3 +121,16 @@ t.test('auth: a viewer may only read; another tenant neither sees nor changes a 
   const open = await setup(t, { SERVICE_AUTH_MODE: 'open' })
   t.equal((await open.call('POST', '', { provider: 'anthropic', apiKey: ANTHROPIC_KEY }, { none: true })).status, 201, 'open mode: admin of the default tenant')
 })
+
+t.test('an active provider key is handed to the tenant\'s agents by GET /v1/secrets (providers); an inactive one is not', async (t) => {
+  const a = await setup(t)
+  await a.call('POST', '', { provider: 'openai', apiKey: OPENAI_KEY })
+  await a.call('POST', '', { provider: 'ollama', apiKey: 'ollama-key', baseUrl: 'http://127.0.0.1:11434/v1' })
+  const { key } = await a.registerV1({ agent_type: 'custom', agent_id: 'consumer' })
+  const providers = async (): Promise<Record<string, unknown>> => (await a.v1('GET', '/secrets', { key })).json().providers as Record<string, unknown>
+  t.strictSame(await providers(), { openai: { api_key: OPENAI_KEY, base_url: null }, ollama: { api_key: 'ollama-key', base_url: 'http://127.0.0.1:11434/v1' } })
+  await a.call('PATCH', '', { provider: 'ollama', isActive: false })
+  t.strictSame(Object.keys(await providers()), ['openai'], 'switched off: not handed out')
+  await a.call('PATCH', '', { provider: 'openai', enabledForAssistant: false })
+  t.strictSame(Object.keys(await providers()), ['openai'], 'disabled for the assistant only: agents still get it')
+})
