@@ -642,3 +642,25 @@ t.test('approvals: decided by another process (the store\'s change counter), the
   }
   t.equal(allowed, true, 'approved elsewhere: allowed here within the change poll')
 })
+
+t.test('a policy created through GraphQL reaches a sidecar\'s config watch at once', async (t) => {
+  const a = await app(t)
+  const address = await a.app.listen({ port: 0, host: '127.0.0.1' })
+  const { agentId, key } = await a.registerV1({ agent_type: 'custom', agent_id: 'watched' })
+  const { ConfigWatch } = await import('../../../sidecar/config-watch.js')
+  const { hashKey } = await import('../../../shared/keys.js')
+  const configs: Array<{ policies: Array<{ name: string }> }> = []
+  const watch = new ConfigWatch(address, {
+    apiName: 'service', baseMs: 50, maxMs: 200, connectTimeoutMs: 1_000,
+    onConfig: (_t, c) => configs.push(c as { policies: Array<{ name: string }> }), onRevoked: () => {}
+  })
+  t.teardown(() => watch.stop())
+  watch.ensure({ keyHash: hashKey(key), contract: 'v1', key, agentId })
+  for (let i = 0; i < 100 && configs.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+  t.equal(configs.length, 1, 'the stream is open with the current config')
+  const since = Date.now()
+  await a.gql(CREATE, { input: toolPolicy('pushed', ['shell']) })
+  for (let i = 0; i < 100 && configs.length === 1; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+  t.strictSame(configs[1]?.policies.map((p) => p.name), ['pushed'], 'the new policy is pushed')
+  t.ok(Date.now() - since < 1000, `within a second (${Date.now() - since} ms)`)
+})
