@@ -20,6 +20,19 @@ function tempDir (t: Test): string {
   return d
 }
 
+/** Runs `agentgov admin ...` on a control plane's data folder; the test fails on a non-zero exit. */
+function admin (t: Test, cpDir: string, env: Record<string, string>, args: string[]): string {
+  const r = spawnSync(process.execPath, [BIN, 'admin', ...args, '--data-dir', cpDir], { encoding: 'utf8', env: { ...process.env, ...env } })
+  t.equal(r.status, 0, `agentgov admin ${args.slice(0, 2).join(' ')}: ${r.stderr}`)
+  return r.stdout
+}
+
+/** Applies policies to a tenant with the admin CLI, through a file in `dir`. */
+function applyPolicies (t: Test, dir: string, cpDir: string, env: Record<string, string>, tenantId: string, policies: unknown[], file = 'policies.json'): void {
+  writeFileSync(join(dir, file), JSON.stringify(policies))
+  admin(t, cpDir, env, ['policy', 'apply', '--tenant', tenantId, '--file', join(dir, file)])
+}
+
 async function post (url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number, json: Record<string, unknown> }> {
   const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) })
   const text = await res.text()
@@ -62,9 +75,7 @@ t.test('v1 through the sidecar; the control plane killed and brought back: polic
   let cp = await startControlPlane(['--data-dir', cpDir], env)
   t.teardown(() => kill(cp))
   const cpPort = new URL(cp.url).port
-  writeFileSync(join(dir, 'policies.json'), JSON.stringify([{ name: 'tools', type: 'tool_permission', config: { allowed_tools: ['search'] } }]))
-  const applied = spawnSync(process.execPath, [BIN, 'admin', 'policy', 'apply', '--tenant', TENANT, '--file', join(dir, 'policies.json'), '--data-dir', cpDir], { encoding: 'utf8', env: { ...process.env, ...env } })
-  t.equal(applied.status, 0, applied.stderr)
+  applyPolicies(t, dir, cpDir, env, TENANT, [{ name: 'tools', type: 'tool_permission', config: { allowed_tools: ['search'] } }])
 
   const sc = await startSidecar(['--data-dir', join(dir, 'sidecar')], { SERVICE_CONTROL_PLANE_URL: cp.url, SERVICE_REQUEST_TIMEOUT_MS: '1000', SERVICE_CONNECT_TIMEOUT_MS: '500' })
   t.teardown(() => kill(sc))
@@ -97,9 +108,7 @@ t.test('v1 through the sidecar; the control plane killed and brought back: polic
   t.equal(hb.status, 202, 'heartbeat forwarded')
   t.equal(hb.json.config_changed, false)
 
-  const secretSet = spawnSync(process.execPath, [BIN, 'admin', 'secret', 'set', '--tenant', TENANT, '--scope', 'agent:side-bot', '--name', 'SEARCH_TOKEN', '--value', 's3cret-value', '--data-dir', cpDir],
-    { encoding: 'utf8', env: { ...process.env, ...env } })
-  t.equal(secretSet.status, 0, secretSet.stderr)
+  admin(t, cpDir, env, ['secret', 'set', '--tenant', TENANT, '--scope', 'agent:side-bot', '--name', 'SEARCH_TOKEN', '--value', 's3cret-value'])
   const secretsUp = await fetch(`${api}/secrets/side-bot`, { headers })
   const secretsBody = await secretsUp.json() as { secrets: Record<string, string>, expires_at: string }
   t.equal(secretsUp.status, 200, '/secrets is forwarded')
@@ -149,9 +158,7 @@ t.test('SERVICE_AGENT_KEY with SERVICE_AGENT_ID: the config is fetched at a firs
   const env = { SERVICE_BOOTSTRAP_SECRET: 'e2e-bootstrap-secret-0123456789' }
   const cp = await startControlPlane(['--data-dir', cpDir], env)
   t.teardown(() => kill(cp))
-  writeFileSync(join(dir, 'policies.json'), JSON.stringify([{ name: 'tools', type: 'tool_permission', config: { denied_tools: ['shell'] } }]))
-  const applied = spawnSync(process.execPath, [BIN, 'admin', 'policy', 'apply', '--tenant', TENANT, '--file', join(dir, 'policies.json'), '--data-dir', cpDir], { encoding: 'utf8', env: { ...process.env, ...env } })
-  t.equal(applied.status, 0, applied.stderr)
+  applyPolicies(t, dir, cpDir, env, TENANT, [{ name: 'tools', type: 'tool_permission', config: { denied_tools: ['shell'] } }])
   const reg = await post(`${cp.url}/api/service/v1/register`, { agent_type: 'custom', agent_id: 'injected' }, { 'x-service-bootstrap': cp.token })
   const key = reg.json.api_key as string
 
@@ -180,8 +187,7 @@ t.test('the sidecar killed with events spooled and the control plane down, both 
   let cp = await startControlPlane(['--data-dir', cpDir], env)
   t.teardown(() => kill(cp))
   const cpPort = new URL(cp.url).port
-  writeFileSync(join(dir, 'policies.json'), JSON.stringify([{ name: 'tools', type: 'tool_permission', config: { denied_tools: ['shell'] } }]))
-  t.equal(spawnSync(process.execPath, [BIN, 'admin', 'policy', 'apply', '--tenant', TENANT, '--file', join(dir, 'policies.json'), '--data-dir', cpDir], { env: { ...process.env, ...env } }).status, 0)
+  applyPolicies(t, dir, cpDir, env, TENANT, [{ name: 'tools', type: 'tool_permission', config: { denied_tools: ['shell'] } }])
   const scEnv = { SERVICE_CONTROL_PLANE_URL: cp.url, SERVICE_REQUEST_TIMEOUT_MS: '1000', SERVICE_CONNECT_TIMEOUT_MS: '500' }
   let sc = await startSidecar(['--data-dir', scDir], scEnv)
   t.teardown(() => kill(sc))
@@ -298,9 +304,8 @@ t.test('a policy change made with the admin CLI reaches the sidecar through the 
   const shell = { agent_id: 'pushed-bot', action: 'tool_call', context: { tool: 'shell' } }
   t.equal((await post(`${api}/evaluate`, shell, headers)).json.allowed, true, 'no policy yet')
   await new Promise((resolve) => setTimeout(resolve, 300)) // the watch stream opens
-  writeFileSync(join(dir, 'policies.json'), JSON.stringify([{ name: 'no-shell', type: 'tool_permission', config: { denied_tools: ['shell'] } }]))
   const started = Date.now()
-  t.equal(spawnSync(process.execPath, [BIN, 'admin', 'policy', 'apply', '--tenant', TENANT, '--file', join(dir, 'policies.json'), '--data-dir', cpDir], { env: { ...process.env, ...env } }).status, 0)
+  applyPolicies(t, dir, cpDir, env, TENANT, [{ name: 'no-shell', type: 'tool_permission', config: { denied_tools: ['shell'] } }])
   let allowed = true
   while (allowed && Date.now() - started < 5_000) {
     allowed = (await post(`${api}/evaluate`, shell, headers)).json.allowed as boolean
@@ -315,11 +320,10 @@ t.test('one sidecar serves several agents, each with its own policies, key and e
   const env = { SERVICE_BOOTSTRAP_SECRET: 'e2e-bootstrap-secret-0123456789' }
   const cp = await startControlPlane(['--data-dir', cpDir], env)
   t.teardown(() => kill(cp))
-  writeFileSync(join(dir, 'policies.json'), JSON.stringify([
+  applyPolicies(t, dir, cpDir, env, TENANT, [
     { name: 'alpha-no-shell', type: 'tool_permission', scope_type: 'ENDPOINT', scope_id: 'alpha', config: { denied_tools: ['shell'] } },
     { name: 'beta-no-search', type: 'tool_permission', scope_type: 'ENDPOINT', scope_id: 'beta', config: { denied_tools: ['search'] } }
-  ]))
-  t.equal(spawnSync(process.execPath, [BIN, 'admin', 'policy', 'apply', '--tenant', TENANT, '--file', join(dir, 'policies.json'), '--data-dir', cpDir], { env: { ...process.env, ...env } }).status, 0)
+  ])
   const sc = await startSidecar(['--data-dir', join(dir, 'sidecar')], { SERVICE_CONTROL_PLANE_URL: cp.url })
   t.teardown(() => kill(sc))
   const api = `${sc.url}/api/service/v1`
@@ -366,12 +370,8 @@ t.test('the legacy contract through the sidecar: same answers as the control pla
   let cp = await startControlPlane(['--data-dir', cpDir], env)
   t.teardown(() => kill(cp))
   const cpPort = new URL(cp.url).port
-  const created = spawnSync(process.execPath, [BIN, 'admin', 'tenant', 'create', '--name', 'Legacy Co', '--json', '--data-dir', cpDir], { encoding: 'utf8', env: { ...process.env, ...env } })
-  t.equal(created.status, 0, created.stderr)
-  const tenant = JSON.parse(created.stdout) as { tenant_id: string, tenant_api_key: string }
-  writeFileSync(join(dir, 'policies.json'), JSON.stringify([{ name: 'models', type: 'model_restriction', config: { allowed_models: ['gpt-4o*'], max_tokens: 4000 } }]))
-  const applied = spawnSync(process.execPath, [BIN, 'admin', 'policy', 'apply', '--tenant', tenant.tenant_id, '--file', join(dir, 'policies.json'), '--data-dir', cpDir], { encoding: 'utf8', env: { ...process.env, ...env } })
-  t.equal(applied.status, 0, applied.stderr)
+  const tenant = JSON.parse(admin(t, cpDir, env, ['tenant', 'create', '--name', 'Legacy Co', '--json'])) as { tenant_id: string, tenant_api_key: string }
+  applyPolicies(t, dir, cpDir, env, tenant.tenant_id, [{ name: 'models', type: 'model_restriction', config: { allowed_models: ['gpt-4o*'], max_tokens: 4000 } }])
 
   const sc = await startSidecar(['--data-dir', join(dir, 'sidecar')], { SERVICE_CONTROL_PLANE_URL: cp.url, SERVICE_REQUEST_TIMEOUT_MS: '1000', SERVICE_CONNECT_TIMEOUT_MS: '500' })
   t.teardown(() => kill(sc))
@@ -435,9 +435,7 @@ t.test('the legacy contract through the sidecar: same answers as the control pla
   const blockIds = stored.blocks.map((b) => b.evaluation_id)
   t.ok(blockIds.includes(blocked.json.evaluation_id as string), 'the sidecar\'s block was sent on as a policy.blocked event with its evaluation_id')
 
-  writeFileSync(join(dir, 'deny.json'), JSON.stringify([{ name: 'no-mini', type: 'model_restriction', config: { denied_models: ['*-mini'] } }]))
-  const denied = spawnSync(process.execPath, [BIN, 'admin', 'policy', 'apply', '--tenant', tenant.tenant_id, '--file', join(dir, 'deny.json'), '--data-dir', cpDir], { encoding: 'utf8', env: { ...process.env, ...env } })
-  t.equal(denied.status, 0, denied.stderr)
+  applyPolicies(t, dir, cpDir, env, tenant.tenant_id, [{ name: 'no-mini', type: 'model_restriction', config: { denied_models: ['*-mini'] } }], 'deny.json')
   const since = Date.now()
   let allowed = true
   while (allowed && Date.now() - since < 10_000) {
