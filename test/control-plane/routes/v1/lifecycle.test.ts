@@ -85,6 +85,9 @@ t.test('v1 lifecycle: register -> config -> evaluate allowed, then blocked by a 
   t.match(cfg2.json().policies[0], { name: 'tools', type: 'tool_permission', enforcement: 'enforce', config: { allowed_tools: ['search', 'calc'] } })
   t.not(cfg2.json().config_hash, hashBefore, 'config hash changes with the policies')
 
+  // The blocked decision above is kept as a policy.blocked audit event, written off the decision
+  // path: let it land first, so that the count below sees the batch alone.
+  await ta.app.services.ingest.flush()
   const before = await ta.app.services.store.countEvents(DEFAULT_TENANT_ID)
   const events = await ta.v1('POST', '/events', {
     key,
