@@ -55,23 +55,16 @@ function idOfCursor (cursor: string): string {
   return text.slice(3)
 }
 
-/** One page of `items` (already filtered and ordered) after the cursor `after`. */
-function page<T extends { id: string }, N> (items: T[], args: Args, node: (item: T) => N): unknown {
-  const first = args.first === undefined || args.first === null ? DEFAULT_PAGE : args.first as number
-  if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE) throw gqlError('BAD_USER_INPUT', `first must be 1 to ${MAX_PAGE}`)
+/** One page of `items` (already filtered and ordered, held whole) after the cursor `after`. */
+function page<T extends { id: string }> (items: T[], args: Args, node: (item: T) => unknown): unknown {
+  const { first, after } = pageArgs(args)
   let start = 0
-  if (typeof args.after === 'string') {
-    const id = idOfCursor(args.after)
-    const at = items.findIndex((i) => i.id === id)
+  if (after !== undefined) {
+    const at = items.findIndex((i) => i.id === after)
     if (at === -1) throw gqlError('BAD_USER_INPUT', 'after: the item of this cursor is no longer in the list')
     start = at + 1
   }
-  const slice = items.slice(start, start + first)
-  return {
-    edges: slice.map((i) => ({ cursor: cursorOf(i.id), node: node(i) })),
-    pageInfo: { hasNextPage: start + first < items.length, endCursor: slice.length === 0 ? null : cursorOf((slice[slice.length - 1] as T).id) },
-    totalCount: items.length
-  }
+  return connection(items.slice(start, start + first + 1), items.length, first, node)
 }
 
 function agentNode (a: AgentRecord): Record<string, unknown> {
