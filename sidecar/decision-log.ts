@@ -7,6 +7,7 @@
  * sidecar's own record, never something an agent was told is stored.
  */
 import type { Decision } from '../shared/policy/index.js'
+import { blockedPayload } from '../shared/contracts/v1.js'
 import type { Spool, SpoolContract } from './spool.js'
 
 interface Queued {
@@ -48,7 +49,7 @@ export class DecisionLog {
         category: 'audit',
         timestamp: new Date().toISOString(),
         user_id: typeof body.user_id === 'string' ? body.user_id : null,
-        payload: blockPayload(body.action, context.tool ?? context.tool_name, context.model, d)
+        payload: blockedPayload(body.action, context.tool ?? context.tool_name, context.model, d, 'sidecar')
       }
     })
   }
@@ -68,7 +69,7 @@ export class DecisionLog {
         type: 'policy.blocked',
         timestamp: new Date().toISOString(),
         evaluation_id: evaluationId,
-        data: { ...blockPayload(body.request_type, context.tool, body.model, d), ...(typeof context.user_id === 'string' ? { user_id: context.user_id } : {}) }
+        data: { ...blockedPayload(body.request_type, context.tool, body.model, d, 'sidecar'), ...(typeof context.user_id === 'string' ? { user_id: context.user_id } : {}) }
       }
     })
   }
@@ -104,16 +105,5 @@ export class DecisionLog {
 
   get queued (): number {
     return this.queue.length
-  }
-}
-
-function blockPayload (action: unknown, tool: unknown, model: unknown, d: Pick<Decision, 'reason' | 'policies_evaluated'>): Record<string, unknown> {
-  return {
-    action,
-    tool: tool ?? null,
-    model: model ?? null,
-    reason: d.reason,
-    failed: d.policies_evaluated.filter((p) => p.result === 'fail').map((p) => p.name),
-    decided_by: 'sidecar'
   }
 }

@@ -7,6 +7,8 @@ import type { FastifyBaseLogger } from 'fastify'
 import { conflict, unavailable } from '../../shared/errors.js'
 import { mintKey, type KeyKind, type MintedKey } from '../../shared/keys.js'
 import type { SecretBox } from '../../shared/secret-box.js'
+import { blockedPayload } from '../../shared/contracts/v1.js'
+import type { Decision } from '../../shared/policy/index.js'
 import type { AgentRecord, Contract, EventRow, HealthStatus, SecretRecord, Store } from '../store/store.js'
 import type { Directory } from '../policies/directory.js'
 import type { IngestWriter } from '../events/ingest-writer.js'
@@ -189,7 +191,7 @@ export class AgentService {
    * A blocked v1 decision, kept as a `policy.blocked` audit event (what the portal's overview counts
    * and the audit trail shows). Not awaited by the decision path: a failure is logged.
    */
-  recordBlock (agent: AgentRecord, body: { action?: unknown, user_id?: unknown, context?: unknown }, d: { reason: string | null, policies_evaluated: ReadonlyArray<{ name: string, result: string }> }): void {
+  recordBlock (agent: AgentRecord, body: { action?: unknown, user_id?: unknown, context?: unknown }, d: Pick<Decision, 'reason' | 'policies_evaluated'>): void {
     const context = (body.context !== null && typeof body.context === 'object' ? body.context : {}) as Record<string, unknown>
     this.events(agent, [{
       clientId: null,
@@ -197,14 +199,7 @@ export class AgentService {
       category: 'audit',
       timestamp: new Date().toISOString(),
       userId: typeof body.user_id === 'string' ? body.user_id : null,
-      payload: {
-        action: body.action,
-        tool: context.tool ?? context.tool_name ?? null,
-        model: context.model ?? null,
-        reason: d.reason,
-        failed: d.policies_evaluated.filter((p) => p.result === 'fail').map((p) => p.name),
-        decided_by: 'control-plane'
-      },
+      payload: blockedPayload(body.action, context.tool ?? context.tool_name, context.model, d, 'control-plane'),
       evaluationId: null
     }]).catch(() => {}) // logged by events()
   }

@@ -103,6 +103,22 @@ export function evaluateResponse (d: Decision, context: unknown): EvaluateRespon
 }
 
 /**
+ * The payload of a `policy.blocked` audit event: what was asked, why it was blocked, and who decided
+ * (the control plane or a sidecar). Both write blocks in this one shape.
+ */
+export function blockedPayload (action: unknown, tool: unknown, model: unknown, d: Pick<Decision, 'reason' | 'policies_evaluated'>,
+  decidedBy: 'control-plane' | 'sidecar'): Record<string, unknown> {
+  return {
+    action,
+    tool: tool ?? null,
+    model: model ?? null,
+    reason: d.reason,
+    failed: d.policies_evaluated.filter((p) => p.result === 'fail').map((p) => p.name),
+    decided_by: decidedBy
+  }
+}
+
+/**
  * JSON of frozen objects the engine hands out again and again (a policy's pass result, a policy set's
  * merged restrictions), by identity: the same object always serialises to the same text.
  */
