@@ -9,7 +9,7 @@ import { mintKey, type KeyKind, type MintedKey } from '../../shared/keys.js'
 import type { SecretBox } from '../../shared/secret-box.js'
 import { blockedPayload } from '../../shared/contracts/v1.js'
 import type { Decision } from '../../shared/policy/index.js'
-import type { AgentRecord, Contract, EventRow, HealthStatus, SecretRecord, Store } from '../store/store.js'
+import type { AgentRecord, Contract, EventRow, HealthStatus, ProviderKeyRecord, SecretRecord, Store } from '../store/store.js'
 import type { Directory } from '../policies/directory.js'
 import type { IngestWriter } from '../events/ingest-writer.js'
 
@@ -52,6 +52,11 @@ function costOf (payload: unknown): number | null {
 /** What a provider key is sealed with besides the master key: its tenant and provider. */
 export function providerAad (tenantId: string, provider: string): string {
   return `llm-provider:${tenantId}:${provider}`
+}
+
+/** A stored provider key in plaintext (it stays in memory, for the call that needs it). */
+export function openProviderKey (box: SecretBox, p: Pick<ProviderKeyRecord, 'tenant_id' | 'provider' | 'key_sealed'>): string {
+  return box.open(p.key_sealed, providerAad(p.tenant_id, p.provider))
 }
 
 export function secretAad (s: { tenant_id: string, scope_type: string, scope_id: string, name: string }): string {
@@ -124,7 +129,7 @@ export class AgentService {
     for (const p of await this.store.listProviderKeys(agent.tenant_id)) {
       if (!p.is_active) continue
       try {
-        out[p.provider] = { api_key: this.box.open(p.key_sealed, providerAad(agent.tenant_id, p.provider)), base_url: p.base_url }
+        out[p.provider] = { api_key: openProviderKey(this.box, p), base_url: p.base_url }
       } catch {
         this.log.error({ provider: p.provider }, 'a stored provider key does not open with the master key')
       }

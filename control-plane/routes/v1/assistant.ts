@@ -20,7 +20,7 @@ import { ANTHROPIC_BASE_URL, OPENAI_BASE_URL, streamChat } from '../../assistant
 import { systemContext } from '../../assistant/context.js'
 import { modelSupportsTools } from '../../assistant/models.js'
 import { toolSet } from '../../assistant/tools.js'
-import { providerAad } from './settings.js'
+import { openProviderKey } from '../../agents/service.js'
 import type { ProviderKeyRecord } from '../../store/store.js'
 
 /** A provider's model when the request names none (an OpenAI-compatible endpoint has no default). */
@@ -74,6 +74,9 @@ function sse (reply: FastifyReply, data: string): boolean {
 export async function assistantRoutes (app: FastifyInstance, { services }: RouteOptions): Promise<void> {
   const { store, directory, box } = services
   app.addHook('preHandler', userHook(services.userAuth))
+  /** The tenant's keys the assistant may use, in the order it prefers them. */
+  const enabledProviders = async (tenantId: string): Promise<ProviderKeyRecord[]> =>
+    (await store.listProviderKeys(tenantId)).filter((p) => p.is_active && p.enabled_for_assistant).sort(preferred)
 
   app.get('/assistant/providers', {
     schema: {
@@ -87,10 +90,10 @@ export async function assistantRoutes (app: FastifyInstance, { services }: Route
     const q = req.query as { require_tools?: 'true' | 'false', live?: 'true' | 'false' }
     const requireTools = q.require_tools === 'true'
     const tenantId = (req.user as { tenantId: string }).tenantId
-    const enabled = (await store.listProviderKeys(tenantId)).filter((p) => p.is_active && p.enabled_for_assistant).sort(preferred)
+    const enabled = await enabledProviders(tenantId)
     const providers = await Promise.all(enabled.map(async (p) => {
       const { source, models } = await services.models.models(tenantId, {
-        provider: p.provider, baseUrl: p.base_url, apiKey: box.open(p.key_sealed, providerAad(tenantId, p.provider))
+        provider: p.provider, baseUrl: p.base_url, apiKey: openProviderKey(box, p)
       }, { live: q.live !== 'false', requireTools })
       return { id: p.provider, name: PROVIDER_NAMES[p.provider] ?? `${p.provider} (OpenAI-compatible)`, source, models }
     }))
@@ -104,7 +107,7 @@ export async function assistantRoutes (app: FastifyInstance, { services }: Route
     const body = req.body as Static<typeof ChatBody>
     if (body.message.trim() === '') throw new ServiceError('bad_request', 'message must not be blank')
     const tenantId = (req.user as { tenantId: string }).tenantId
-    const enabled = (await store.listProviderKeys(tenantId)).filter((p) => p.is_active && p.enabled_for_assistant).sort(preferred)
+    const enabled = await enabledProviders(tenantId)
     let chosen: ProviderKeyRecord | undefined
     if (body.provider === undefined) chosen = enabled[0]
     else if (body.provider !== 'local') {
@@ -134,7 +137,7 @@ export async function assistantRoutes (app: FastifyInstance, { services }: Route
         await streamChat({
           kind: chosen.provider === 'anthropic' ? 'anthropic' : 'openai',
           baseUrl: chosen.base_url ?? (chosen.provider === 'anthropic' ? ANTHROPIC_BASE_URL : OPENAI_BASE_URL),
-          apiKey: box.open(chosen.key_sealed, providerAad(tenantId, chosen.provider)),
+          apiKey: openProviderKey(box, chosen),
           model,
           system: await systemContext(store, tenantId, body.page_context),
           messages: [...(body.history ?? []), { role: 'user', content: body.message }],
