@@ -48,6 +48,13 @@ export function moreBracketsThan (text: string, limit: number): boolean {
   return false
 }
 
+/** The token of an `Authorization: Bearer <token>` header (any case, one token), else undefined. */
+export function bearerToken (authorization: unknown): string | undefined {
+  if (typeof authorization !== 'string') return undefined
+  const m = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization)
+  return m === null ? undefined : m[1]
+}
+
 export function errorBody (err: FastifyError): ErrorBody {
   if (err instanceof ServiceError) return err.toBody()
   if (err.validation !== undefined) {

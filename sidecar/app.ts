@@ -28,7 +28,7 @@ import { fastifyLogging, processLogger } from '../shared/logging.js'
 import { AgentStats, Heartbeats, type HeartbeatAgent } from './heartbeat.js'
 import { SidecarMetrics } from './metrics.js'
 import { ConfigWatch } from './config-watch.js'
-import { errorBody, useJsonBodies } from '../shared/http.js'
+import { bearerToken, errorBody, useJsonBodies } from '../shared/http.js'
 import { ServiceError, forbidden, unauthorized, unavailable } from '../shared/errors.js'
 import { hashKey, keyKind } from '../shared/keys.js'
 import { MemoryRateCounters } from '../shared/policy/index.js'
@@ -42,13 +42,6 @@ const JSON_UTF8 = 'application/json; charset=utf-8'
 /** Legacy agents heartbeat every 30 s (interface.md: the legacy default). */
 const LEGACY_HEARTBEAT_SECONDS = 30
 
-/** The key of an `Authorization: Bearer <key>` header, as the control plane reads it. */
-function bearerOf (req: FastifyRequest): string | undefined {
-  const h = req.headers.authorization
-  if (typeof h !== 'string') return undefined
-  const m = /^Bearer[ ]+(\S+)\s*$/i.exec(h)
-  return m === null ? undefined : m[1]
-}
 
 /** The agent of a request: its key (and hash), its agent id, and its cached config if any. */
 interface Caller {
@@ -264,7 +257,7 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
 
   /** The calling legacy agent (bearer `zk_live_` key): known here, or checked by the control plane. */
   const legacyCaller = (req: FastifyRequest): Caller | Promise<Caller> => {
-    const key = bearerOf(req)
+    const key = bearerToken(req.headers.authorization)
     if (key === undefined) throw unauthorized('missing API key')
     if (keyKind(key) !== 'agentLegacy') throw unauthorized('malformed API key')
     const keyHash = hashKey(key)

@@ -6,6 +6,7 @@
  */
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import { forbidden, rateLimited, unauthorized } from '../../shared/errors.js'
+import { bearerToken } from '../../shared/http.js'
 import { hashKey, keyKind, safeEqual, verifyBootstrapToken, type KeyKind } from '../../shared/keys.js'
 import type { AgentRecord, Store, Tenant } from '../store/store.js'
 import type { Directory } from '../policies/directory.js'
@@ -21,12 +22,7 @@ export function authNames (apiName: string): AuthNames {
   return { keyHeader: `x-${apiName}-key`, bootstrapHeader: `x-${apiName}-bootstrap` }
 }
 
-function bearer (req: FastifyRequest): string | undefined {
-  const h = req.headers.authorization
-  if (typeof h !== 'string') return undefined
-  const m = /^Bearer[ ]+(\S+)\s*$/i.exec(h)
-  return m === null ? undefined : m[1]
-}
+const bearer = (req: FastifyRequest): string | undefined => bearerToken(req.headers.authorization)
 
 const ACTIVE = new Set(['active', 'provisioning'])
 

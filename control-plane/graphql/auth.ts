@@ -9,6 +9,7 @@
 import { SignJWT, createRemoteJWKSet, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose'
 import { unauthorized, unavailable } from '../../shared/errors.js'
 import { isUuid } from '../../shared/keys.js'
+import { bearerToken } from '../../shared/http.js'
 
 export type Role = 'admin' | 'viewer'
 
@@ -105,12 +106,6 @@ export function userHook (auth: UserAuth) {
   return async (req: { headers: { authorization?: string, cookie?: string }, user: User | null }): Promise<void> => {
     req.user = await auth.user(credentialsOf(req.headers))
   }
-}
-
-function bearerToken (authorization: string | undefined): string | undefined {
-  if (authorization === undefined) return undefined
-  const m = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization)
-  return m === null ? undefined : m[1]
 }
 
 /** An HS256 user token (`agentgov admin jwt`, tests). */
