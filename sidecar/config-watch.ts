@@ -7,6 +7,7 @@
  * stream delivers an event.
  */
 import { request } from 'undici'
+import { readEvents } from '../shared/sse.js'
 
 export interface WatchTarget {
   keyHash: string
@@ -91,25 +92,19 @@ export class ConfigWatch {
         await res.body.dump()
         throw new Error(`config watch answered ${res.statusCode}`)
       }
-      let buf = ''
-      for await (const chunk of res.body) {
-        buf += (chunk as Buffer).toString('utf8')
-        let cut: number
-        while ((cut = buf.indexOf('\n\n')) !== -1) {
-          const block = buf.slice(0, cut)
-          buf = buf.slice(cut + 2)
-          const event = /^event: (.*)$/m.exec(block)?.[1]
-          const data = block.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n')
-          if (event === undefined || data === '') continue
-          delivered = true
-          s.failures = 0
-          if (event === 'config') this.opts.onConfig(target, JSON.parse(data) as unknown)
-          if (event === 'revoked') {
-            this.forget(target.keyHash)
-            this.opts.onRevoked(target)
-            return
-          }
-        }
+      let revoked = false
+      await readEvents(res.body, (event, data) => {
+        if (event === 'message') return undefined // the stream names every event it sends
+        delivered = true
+        s.failures = 0
+        if (event === 'config') this.opts.onConfig(target, JSON.parse(data) as unknown)
+        if (event === 'revoked') revoked = true
+        return revoked
+      })
+      if (revoked) {
+        this.forget(target.keyHash)
+        this.opts.onRevoked(target)
+        return
       }
     } catch (err) {
       if (s.abort.signal.aborted) return

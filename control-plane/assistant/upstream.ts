@@ -6,6 +6,7 @@
  */
 import { request } from 'undici'
 import type { ToolSet } from './tools.js'
+import { readEvents } from '../../shared/sse.js'
 
 export interface ChatMessage {
   role: 'user' | 'assistant'
@@ -34,26 +35,6 @@ const STREAM_IDLE_MS = 60_000
 /** A message that is safe to show and log: the key, if the provider echoed it, is blanked. */
 function scrub (text: string, apiKey: string): string {
   return apiKey.length >= 4 ? text.split(apiKey).join('[key]') : text
-}
-
-/** Reads a server-sent event body, calling `onEvent` with each event's name and data. */
-async function readEvents (body: AsyncIterable<Buffer | string>, onEvent: (event: string, data: string) => boolean | undefined): Promise<void> {
-  let buf = ''
-  for await (const chunk of body) {
-    buf += typeof chunk === 'string' ? chunk : chunk.toString('utf8')
-    let cut: number
-    while ((cut = buf.search(/\r?\n\r?\n/)) !== -1) {
-      const block = buf.slice(0, cut)
-      buf = buf.slice(cut).replace(/^\r?\n\r?\n/, '')
-      let event = 'message'
-      const data: string[] = []
-      for (const line of block.split(/\r?\n/)) {
-        if (line.startsWith('event:')) event = line.slice(6).trim()
-        else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''))
-      }
-      if (data.length > 0 && onEvent(event, data.join('\n')) === true) return
-    }
-  }
 }
 
 /** Rounds of tool calls one answer may take before it must answer in words. */
