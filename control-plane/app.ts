@@ -23,8 +23,8 @@ import { UserAuth } from './graphql/auth.js'
 import { ModelCatalog } from './assistant/models.js'
 import { DEFAULT_TENANT_ID } from './agents/service.js'
 import { ErrorResponse } from '../shared/contracts/common.js'
-import { ServiceError } from '../shared/errors.js'
-import { errorBody, useJsonBodies } from '../shared/http.js'
+import { errorReply, renderError, useJsonBodies } from '../shared/http.js'
+import { FastLane } from '../shared/fast-lane.js'
 import { SecretBox } from '../shared/secret-box.js'
 import type { Services } from './services.js'
 import { fastifyLogging, processLogger, type LoggerOptions } from '../shared/logging.js'
@@ -43,8 +43,11 @@ export function openStore (config: ControlPlaneConfig): Store {
 export async function buildApp (config: ControlPlaneConfig, deps: AppDeps = {}): Promise<FastifyInstance> {
   const names = authNames(config.apiName)
   const log = processLogger(config.logLevel, ['authorization', names.keyHeader, names.bootstrapHeader], deps.logger)
+  // POST /v1/evaluate of an agent whose key is cached is answered by the fast lane (shared/fast-lane.ts).
+  const lane = new FastLane(!log.isLevelEnabled('debug'))
   const app = Fastify({
     ...fastifyLogging(log),
+    serverFactory: lane.serverFactory,
     bodyLimit: config.bodyLimit,
     ajv: { customOptions: { coerceTypes: false, allErrors: false } },
     forceCloseConnections: 'idle',
@@ -81,7 +84,8 @@ export async function buildApp (config: ControlPlaneConfig, deps: AppDeps = {}):
     committed,
     models: new ModelCatalog(Date.now, (provider, err) => log.warn({ provider, err: err.message }, 'assistant: the live model list failed; the registry answers')),
     userAuth: new UserAuth({ jwtSecret: config.jwtSecret, jwksUrl: config.jwksUrl, authMode: config.authMode, defaultTenantId: DEFAULT_TENANT_ID }),
-    legacyServed: new Map()
+    legacyServed: new Map(),
+    lane
   }
   app.decorate('services', services)
   app.decorateRequest('agent', null)
@@ -89,15 +93,23 @@ export async function buildApp (config: ControlPlaneConfig, deps: AppDeps = {}):
 
   app.addSchema(ErrorResponse)
   app.setErrorHandler((err: FastifyError, req, reply) => {
-    const body = errorBody(err)
+    const { body, retryAfter } = errorReply(err)
     if (body.statusCode >= 500) log.error({ err, reqId: req.id, method: req.method, url: req.url }, 'request failed')
-    if (err instanceof ServiceError && err.retryAfter !== undefined) reply.header('retry-after', String(err.retryAfter))
+    if (retryAfter !== undefined) reply.header('retry-after', retryAfter)
     reply.code(body.statusCode).send(body)
   })
   app.setNotFoundHandler((req, reply) => {
     reply.code(404).send({ statusCode: 404, error: 'not_found', message: `no route ${req.method} ${req.url.split('?')[0] ?? ''}` })
   })
-  useJsonBodies(app, config.bodyLimit)
+  lane.attach(app, {
+    bodyLimit: config.bodyLimit,
+    parse: useJsonBodies(app, config.bodyLimit),
+    renderError: (err) => {
+      const r = renderError(err)
+      if (r.statusCode >= 500) log.error({ err }, 'request failed')
+      return r
+    }
+  })
   app.addHook('onResponse', (req, reply, done) => {
     const seconds = reply.elapsedTime / 1000
     metrics.observe(req.method, req.routeOptions.url ?? 'unmatched', reply.statusCode, seconds)

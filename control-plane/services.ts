@@ -12,6 +12,7 @@ import type { Logger } from '../shared/logging.js'
 import type { EventEmitter } from 'node:events'
 import type { UserAuth } from './graphql/auth.js'
 import type { ModelCatalog } from './assistant/models.js'
+import type { FastLane } from '../shared/fast-lane.js'
 
 export interface Services {
   config: ControlPlaneConfig
@@ -33,6 +34,8 @@ export interface Services {
   models: ModelCatalog
   /** Legacy: the config hash last served to each agent (by uuid), for `config_updated`. */
   legacyServed: Map<string, string>
+  /** The fast lane of the hot route (v1 /evaluate), beside fastify (shared/fast-lane.ts). */
+  lane: FastLane
 }
 
 export interface RouteOptions {

@@ -86,35 +86,67 @@ export function errorBody (err: FastifyError): ErrorBody {
   return { statusCode: 500, error: 'internal', message: 'internal error' }
 }
 
-/** JSON request bodies only (415 otherwise): an empty body is no body; nesting over MAX_BODY_DEPTH is 400. */
-export function useJsonBodies (app: FastifyInstance, bodyLimit: number): void {
+/**
+ * The JSON body parser of both servers, on a body's text: an empty (or blank) text is no body;
+ * nesting over MAX_BODY_DEPTH is 400; otherwise fastify's default parser, which refuses poisoned
+ * keys and words the errors. Throws what the content-type parser passes on.
+ */
+export function jsonBodyParser (app: FastifyInstance): (text: string) => unknown {
   const parseJson = app.getDefaultJsonParser('error', 'error')
-  app.removeContentTypeParser('text/plain')
-  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit }, (req, body, done) => {
-    const text = typeof body === 'string' ? body : body.toString('utf8')
-    if (text.trim() === '') {
-      done(null, undefined)
-      return
-    }
+  const strict = (text: string): unknown => {
+    // fastify's default parser answers synchronously.
+    let value: unknown
+    let error: Error | null = null
+    parseJson(undefined as never, text, (err, parsed) => {
+      error = err
+      value = parsed
+    })
+    if (error !== null) throw error
+    return value
+  }
+  return (text) => {
+    if (text.trim() === '') return undefined
     if (moreBracketsThan(text, MAX_BODY_DEPTH) && jsonTextDepth(text, MAX_BODY_DEPTH) > MAX_BODY_DEPTH) {
-      done(new ServiceError('bad_request', `JSON nested deeper than ${MAX_BODY_DEPTH} levels`), undefined)
-      return
+      throw new ServiceError('bad_request', `JSON nested deeper than ${MAX_BODY_DEPTH} levels`)
     }
     // A text that cannot hold a `__proto__` or `constructor` key, even escaped, needs no poisoning
     // check: JSON.parse alone (the default parser's two regular-expression scans cost more than the
     // parse of a typical /evaluate body). Anything else, and every malformed text, goes through the
-    // default parser, which refuses poisoned keys and words the errors.
+    // default parser.
     if (text.charCodeAt(0) !== 0xFEFF && !text.includes('__proto__') && !text.includes('constructor') && !text.includes('\\u')) {
-      let value: unknown
       try {
-        value = JSON.parse(text)
-      } catch {
-        parseJson(req, text, done)
-        return
-      }
-      done(null, value)
+        return JSON.parse(text)
+      } catch {}
+    }
+    return strict(text)
+  }
+}
+
+/** JSON request bodies only (415 otherwise), parsed by jsonBodyParser. */
+export function useJsonBodies (app: FastifyInstance, bodyLimit: number): (text: string) => unknown {
+  const parse = jsonBodyParser(app)
+  app.removeContentTypeParser('text/plain')
+  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit }, (_req, body, done) => {
+    let value: unknown
+    try {
+      value = parse(typeof body === 'string' ? body : body.toString('utf8'))
+    } catch (err) {
+      done(err as Error, undefined)
       return
     }
-    parseJson(req, text, done)
+    done(null, value)
   })
+  return parse
+}
+
+/** An error as both servers answer it: the catalogue's body, and `Retry-After` when it says when to retry. */
+export function errorReply (err: FastifyError): { body: ErrorBody, retryAfter: string | undefined } {
+  const retryAfter = err instanceof ServiceError && err.retryAfter !== undefined ? String(err.retryAfter) : undefined
+  return { body: errorBody(err), retryAfter }
+}
+
+/** errorReply as text, for answers written without fastify (the fast lane). */
+export function renderError (err: unknown): { statusCode: number, body: string, headers?: Record<string, string> } {
+  const { body, retryAfter } = errorReply(err as FastifyError)
+  return { statusCode: body.statusCode, body: JSON.stringify(body), ...(retryAfter !== undefined ? { headers: { 'retry-after': retryAfter } } : {}) }
 }

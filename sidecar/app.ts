@@ -28,7 +28,8 @@ import { fastifyLogging, processLogger } from '../shared/logging.js'
 import { AgentStats, Heartbeats, type HeartbeatAgent } from './heartbeat.js'
 import { SidecarMetrics } from './metrics.js'
 import { ConfigWatch } from './config-watch.js'
-import { bearerToken, errorBody, useJsonBodies } from '../shared/http.js'
+import { bearerToken, errorReply, renderError, useJsonBodies } from '../shared/http.js'
+import { FastLane } from '../shared/fast-lane.js'
 import { ServiceError, forbidden, unauthorized, unavailable } from '../shared/errors.js'
 import { hashKey, keyKind } from '../shared/keys.js'
 import { MemoryRateCounters } from '../shared/policy/index.js'
@@ -69,6 +70,8 @@ export interface SidecarState {
   heartbeats: Heartbeats
   /** Requests served per agent (by key hash), for the heartbeats' metrics. */
   stats: Map<string, AgentStats>
+  /** The fast lane answering /evaluate for agents whose key and config are here. */
+  lane: FastLane
 }
 
 export async function buildSidecar (config: SidecarConfig): Promise<FastifyInstance> {
@@ -76,7 +79,9 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
   const legacyBase = `/api/${config.apiName}`
   const cpBase = `${legacyBase}/v1`
   const log = processLogger(config.logLevel, [names.key, names.bootstrap, 'authorization'])
-  const app = Fastify({ ...fastifyLogging(log), bodyLimit: BODY_LIMIT, forceCloseConnections: 'idle' })
+  // /evaluate of an agent whose key and config are here is answered by the fast lane (shared/fast-lane.ts).
+  const lane = new FastLane(!log.isLevelEnabled('debug'))
+  const app = Fastify({ ...fastifyLogging(log), bodyLimit: BODY_LIMIT, forceCloseConnections: 'idle', serverFactory: lane.serverFactory })
   app.decorate('logger', log)
   const upstream = new Upstream(config.controlPlaneUrl, {
     connectTimeoutMs: config.connectTimeoutMs,
@@ -138,17 +143,26 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
     keys.set(keyHash, { key, agentId })
     watch.ensure({ keyHash, contract: keyKind(key) === 'agentLegacy' ? 'legacy' : 'v1', key, agentId })
   }
-  const state: SidecarState = { cache, spool, upstream, flusher, keys, decisions, secrets, heartbeats, stats }
+  const state: SidecarState = { cache, spool, upstream, flusher, keys, decisions, secrets, heartbeats, stats, lane }
   app.decorate('sidecar', state)
   cache.loadPersisted()
 
   app.setErrorHandler((err: FastifyError, req, reply) => {
-    const body = errorBody(err)
+    const { body, retryAfter } = errorReply(err)
     if (body.statusCode >= 500) log.error({ err }, 'request failed')
-    if (err instanceof ServiceError && err.retryAfter !== undefined) reply.header('retry-after', String(err.retryAfter))
+    if (retryAfter !== undefined) reply.header('retry-after', retryAfter)
     reply.code(body.statusCode).send(body)
   })
-  useJsonBodies(app, BODY_LIMIT)
+  const parse = useJsonBodies(app, BODY_LIMIT)
+  lane.attach(app, {
+    bodyLimit: BODY_LIMIT,
+    parse,
+    renderError: (err) => {
+      const r = renderError(err)
+      if (r.statusCode >= 500) log.error({ err }, 'request failed')
+      return r
+    }
+  })
 
   /** Relays a control-plane answer as it is. */
   const relay = (reply: FastifyReply, res: UpstreamResponse): FastifyReply => {
@@ -206,19 +220,33 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
     req.callerKeyHash = a.keyHash
     return a
   }
+  /** One answered request of an agent, for its heartbeats' metrics. */
+  const served = (keyHash: string, ms: number, statusCode: number): void => {
+    let s = stats.get(keyHash)
+    if (s === undefined) {
+      s = new AgentStats()
+      stats.set(keyHash, s)
+    }
+    s.record(ms, statusCode >= 500)
+  }
   app.decorateRequest('callerKeyHash', null)
   app.addHook('onResponse', (req, reply, done) => {
-    const keyHash = req.callerKeyHash
-    if (keyHash !== null) {
-      let s = stats.get(keyHash)
-      if (s === undefined) {
-        s = new AgentStats()
-        stats.set(keyHash, s)
-      }
-      s.record(reply.elapsedTime, reply.statusCode >= 500)
-    }
+    if (req.callerKeyHash !== null) served(req.callerKeyHash, reply.elapsedTime, reply.statusCode)
     done()
   })
+
+  /**
+   * The fast lane's claim on an agent's request: its key (from the header, `kind`) known here and its
+   * config cached; else undefined, and fastify's route answers (verification, fail-open).
+   */
+  const knownCaller = (raw: unknown, kind: 'agentV1' | 'agentLegacy'): Caller | undefined => {
+    const key = kind === 'agentV1' ? (typeof raw === 'string' ? raw.trim() : '') : bearerToken(raw)
+    if (key === undefined || keyKind(key) !== kind) return undefined
+    const keyHash = hashKey(key)
+    const known = keys.get(keyHash)
+    const entry = known === undefined ? undefined : cache.get(keyHash)
+    return entry === undefined ? undefined : { keyHash, key, agentId: (known as KnownKey).agentId, entry }
+  }
 
   /** The calling agent: its key checked (here if seen, else by the control plane), and its config. */
   const identify = (req: FastifyRequest, agentId: string | undefined): Caller | Promise<Caller> => {
@@ -352,6 +380,25 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
       return a.entry.config
     })
 
+    /** A v1 decision with the agent's cached config, as the answer's JSON text. */
+    const decisionJson = (body: Record<string, unknown>, a: Caller, entry: CachedConfig): string => {
+      if (cache.isStale(entry)) refreshSoon(a.keyHash, a.key, a.agentId)
+      const decision = entry.enforcer.decideV1(body)
+      decisions.record(a.keyHash, a.agentId, body, decision)
+      metrics.decision(decision.allowed ? 'allowed' : 'blocked')
+      return evaluateResponseJson(decision, body.context)
+    }
+    lane.add<Caller>(v1, {
+      path: `${cpBase}/evaluate`,
+      bodySchema: EvaluateBody,
+      claim: (req) => knownCaller(req.headers[names.key], 'agentV1'),
+      admit: () => {},
+      answer: (a, body) => {
+        if (typeof body.agent_id === 'string' && body.agent_id !== a.agentId) throw forbidden('agent_id does not match the authenticated agent')
+        return decisionJson(body, a, a.entry as CachedConfig)
+      },
+      served: (a, statusCode, ms) => served(a.keyHash, ms, statusCode)
+    })
     const decide = (reply: FastifyReply, body: Record<string, unknown>, a: Caller): void => {
       if (a.entry === undefined) {
         const cause = 'no policy config: the control plane is unreachable and none was saved'
@@ -361,12 +408,8 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
           : { allowed: false, reason: `fail-closed: ${cause}`, policies_evaluated: [], warnings: [], restrictions: {}, context: body.context ?? {} })
         return
       }
-      if (cache.isStale(a.entry)) refreshSoon(a.keyHash, a.key, a.agentId)
-      const decision = a.entry.enforcer.decideV1(body)
-      decisions.record(a.keyHash, a.agentId, body, decision)
-      metrics.decision(decision.allowed ? 'allowed' : 'blocked')
       // Serialised by hand, as on the control plane (the same text): a JSON string is sent as it is.
-      reply.type(JSON_UTF8).send(evaluateResponseJson(decision, body.context))
+      reply.type(JSON_UTF8).send(decisionJson(body, a, a.entry))
     }
     // Not async: with the key known and the config cached, the decision is made and sent synchronously.
     v1.post('/evaluate', { schema: { body: EvaluateBody } }, (req, reply) => {
@@ -438,6 +481,22 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
       return a.entry.legacy
     })
 
+    /** A legacy decision with the agent's cached config, as the answer's JSON text. */
+    const legacyDecisionJson = (body: Record<string, unknown>, a: Caller, entry: CachedConfig, evaluationId: string): string => {
+      if (cache.isStale(entry)) refreshSoon(a.keyHash, a.key, a.agentId)
+      const d = entry.enforcer.decideLegacy(body)
+      decisions.recordLegacy(a.keyHash, a.agentId, body, d, evaluationId)
+      metrics.decision(d.allowed ? 'allowed' : 'blocked')
+      return JSON.stringify({ allowed: d.allowed, reason: d.reason, policies_evaluated: d.policies_evaluated.length, restrictions: d.restrictions, warnings: d.warnings, evaluation_id: evaluationId })
+    }
+    lane.add<Caller>(legacy, {
+      path: `${legacyBase}/evaluate`,
+      bodySchema: L.EvaluateBody,
+      claim: (req) => knownCaller(req.headers.authorization, 'agentLegacy'),
+      admit: () => {},
+      answer: (a, body) => legacyDecisionJson(body, a, a.entry as CachedConfig, `eval_${randomBytes(12).toString('base64url')}`),
+      served: (a, statusCode, ms) => served(a.keyHash, ms, statusCode)
+    })
     const decideLegacy = (reply: FastifyReply, body: Record<string, unknown>, a: Caller): void => {
       const evaluationId = `eval_${randomBytes(12).toString('base64url')}`
       if (a.entry === undefined) {
@@ -448,11 +507,7 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
           : { allowed: false, reason: `fail-closed: ${cause}`, policies_evaluated: 0, restrictions: {}, warnings: [], evaluation_id: evaluationId })
         return
       }
-      if (cache.isStale(a.entry)) refreshSoon(a.keyHash, a.key, a.agentId)
-      const d = a.entry.enforcer.decideLegacy(body)
-      decisions.recordLegacy(a.keyHash, a.agentId, body, d, evaluationId)
-      metrics.decision(d.allowed ? 'allowed' : 'blocked')
-      reply.send({ allowed: d.allowed, reason: d.reason, policies_evaluated: d.policies_evaluated.length, restrictions: d.restrictions, warnings: d.warnings, evaluation_id: evaluationId })
+      reply.type(JSON_UTF8).send(legacyDecisionJson(body, a, a.entry, evaluationId))
     }
     legacy.post('/evaluate', { schema: { body: L.EvaluateBody } }, (req, reply) => {
       const body = (req.body ?? {}) as Record<string, unknown>

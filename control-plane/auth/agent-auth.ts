@@ -26,6 +26,12 @@ const bearer = (req: FastifyRequest): string | undefined => bearerToken(req.head
 
 const ACTIVE = new Set(['active', 'provisioning'])
 
+/** A key found in the directory's cache: its hash and the agent holding it (not admitted yet). */
+export interface CachedCaller {
+  hash: string
+  agent: AgentRecord
+}
+
 export class Authenticator {
   private readonly agentLimiter: WindowLimiter
   private readonly registerLimiter: WindowLimiter
@@ -60,6 +66,28 @@ export class Authenticator {
     const cached = this.directory.cachedAgent(hash)
     if (cached !== undefined) return this.admit(cached, hash)
     return this.directory.agentByKeyHash(hash).then((agent) => this.admit(agent, hash))
+  }
+
+  /**
+   * The fast lane's claim on a v1 request: a well-formed key whose agent is cached, with no side
+   * effect (nothing counted, nothing fetched); else undefined, and fastify's route takes the request.
+   */
+  cachedV1 (header: unknown): CachedCaller | undefined {
+    const key = typeof header === 'string' ? header.trim() : ''
+    if (keyKind(key) !== 'agentV1') return undefined
+    const hash = hashKey(key)
+    const agent = this.directory.cachedAgent(hash)
+    return agent == null ? undefined : { hash, agent }
+  }
+
+  /** What agentForKey does with a cached agent (401 if no longer active, 429 over the rate limit). */
+  admitCached (caller: CachedCaller): AgentRecord {
+    return this.admit(caller.agent, caller.hash)
+  }
+
+  /** The v1 key header's name (lower case). */
+  get keyHeader (): string {
+    return this.names.keyHeader
   }
 
   /** v1: the agent of the `X-Service-Key` header. */

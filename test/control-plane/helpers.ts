@@ -5,6 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { request as httpRequest } from 'node:http'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { buildApp } from '../../control-plane/app.js'
 import { loadConfig, type ControlPlaneConfig } from '../../control-plane/config.js'
@@ -101,3 +102,29 @@ export async function testApp (opts: TestAppOptions = {}): Promise<TestApp> {
 }
 
 export { hashKey }
+
+/** An answer as the lane tests compare them: status, the headers that matter, and the exact bytes (as text). */
+export interface RawAnswer { status: number, type: string | undefined, retryAfter: string | undefined, body: string }
+
+/** POSTs a JSON text over a real connection to a listening server (where the fast lane may answer). */
+export async function postOverHttp (url: string, path: string, headers: Record<string, string>, body: string): Promise<RawAnswer> {
+  return await new Promise((resolve, reject) => {
+    const req = httpRequest(new URL(path, url), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers }
+    }, (res) => {
+      let text = ''
+      res.setEncoding('utf8')
+      res.on('data', (c: string) => { text += c })
+      res.on('end', () => resolve({ status: res.statusCode as number, type: res.headers['content-type'], retryAfter: res.headers['retry-after'] as string | undefined, body: text }))
+    })
+    req.on('error', reject)
+    req.end(body)
+  })
+}
+
+/** The same POST through fastify alone (`inject` never takes the fast lane). */
+export async function postThroughFastify (app: FastifyInstance, path: string, headers: Record<string, string>, body: string): Promise<RawAnswer> {
+  const res = await app.inject({ method: 'POST', url: path, headers: { 'content-type': 'application/json', ...headers }, payload: body })
+  return { status: res.statusCode, type: res.headers['content-type'] as string | undefined, retryAfter: res.headers['retry-after'] as string | undefined, body: res.body }
+}

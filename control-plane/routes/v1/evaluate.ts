@@ -1,9 +1,14 @@
-/** POST /api/service/v1/evaluate: allow or block an action. Always 200 for a decision. */
+/**
+ * POST /api/service/v1/evaluate: allow or block an action. Always 200 for a decision.
+ * Served twice over, with the same steps: by fastify (the schema, the onRequest authentication), and
+ * by the fast lane for an agent whose key is cached (shared/fast-lane.ts), which is every request of
+ * an agent but its first.
+ */
 import type { FastifyInstance } from 'fastify'
 import { EvaluateBody, EvaluateResponse, evaluateResponseJson } from '../../../shared/contracts/v1.js'
 import { errorResponses } from '../../../shared/contracts/common.js'
 import { buildInputV1 } from '../../../shared/policy/index.js'
-import { agentHook, agentOf, ensureOwnAgent } from '../../auth/agent-auth.js'
+import { agentHook, agentOf, ensureOwnAgent, type CachedCaller } from '../../auth/agent-auth.js'
 import type { RouteOptions } from '../../services.js'
 import type { AgentRecord } from '../../store/store.js'
 import type { AgentPolicies } from '../../policies/directory.js'
@@ -12,7 +17,26 @@ const JSON_UTF8 = 'application/json; charset=utf-8'
 
 export async function evaluateRoute (app: FastifyInstance, { services }: RouteOptions): Promise<void> {
   app.addHook('onRequest', agentHook((req) => services.auth.v1Agent(req)))
-  const { directory, metrics, agents } = services
+  const { directory, metrics, agents, auth, lane } = services
+
+  /** The decision, as the answer's JSON text (serialised by hand; the route's schema documents it). */
+  const decide = (agent: AgentRecord, ap: AgentPolicies, body: EvaluateBody): string => {
+    let d = ap.set.evaluate(buildInputV1(body as Record<string, unknown>, ap.info))
+    metrics.decision('v1', d.allowed)
+    if (!d.allowed) {
+      d = directory.approvals.forBlocked(agent, d, (body.context as { tool?: unknown } | undefined)?.tool, body.action, body)
+      agents.recordBlock(agent, body, d)
+    }
+    return evaluateResponseJson(d, body.context)
+  }
+  /** The handler's work for an authenticated agent and a valid body: synchronous once its policies are compiled. */
+  const answer = (agent: AgentRecord, body: EvaluateBody): string | Promise<string> => {
+    ensureOwnAgent(agent, body.agent_id)
+    const ap = directory.compiledFor(agent)
+    if (ap !== undefined) return decide(agent, ap, body)
+    return directory.forAgent(agent).then((compiled) => decide(agent, compiled, body))
+  }
+
   app.post('/evaluate', {
     schema: {
       tags: ['v1'],
@@ -21,24 +45,21 @@ export async function evaluateRoute (app: FastifyInstance, { services }: RouteOp
       response: { 200: EvaluateResponse, ...errorResponses(400, 401, 403, 413, 415, 429) }
     }
   }, (req, reply) => {
-    // Synchronous when the key and the compiled policies are cached (every request but the first).
-    const decide = (agent: AgentRecord, ap: AgentPolicies): void => {
-      const body = req.body as EvaluateBody
-      let d = ap.set.evaluate(buildInputV1(body as Record<string, unknown>, ap.info))
-      metrics.decision('v1', d.allowed)
-      if (!d.allowed) {
-        d = directory.approvals.forBlocked(agent, d, (body.context as { tool?: unknown } | undefined)?.tool, body.action, body)
-        agents.recordBlock(agent, body, d)
-      }
-      // Serialised here (the schema below documents the answer): a JSON string is sent as it is.
-      reply.type(JSON_UTF8).send(evaluateResponseJson(d, body.context))
+    const json = answer(agentOf(req), req.body as EvaluateBody)
+    if (typeof json === 'string') {
+      reply.type(JSON_UTF8).send(json)
+      return
     }
-    const withAgent = (agent: AgentRecord): void | Promise<void> => {
-      ensureOwnAgent(agent, (req.body as EvaluateBody).agent_id)
-      const ap = directory.compiledFor(agent)
-      if (ap !== undefined) return decide(agent, ap)
-      return directory.forAgent(agent).then((compiled) => decide(agent, compiled))
-    }
-    return withAgent(agentOf(req))
+    return json.then((text) => { reply.type(JSON_UTF8).send(text) })
+  })
+
+  const path = `${app.prefix}/evaluate`
+  lane.add<CachedCaller>(app, {
+    path,
+    bodySchema: EvaluateBody,
+    claim: (req) => auth.cachedV1(req.headers[auth.keyHeader]),
+    admit: (caller) => { auth.admitCached(caller) },
+    answer: (caller, body) => answer(caller.agent, body as EvaluateBody),
+    served: (_caller, statusCode, ms) => metrics.observe('POST', path, statusCode, ms / 1000)
   })
 }
