@@ -25,6 +25,7 @@
  */
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerOptions, type ServerResponse } from 'node:http'
 import type { FastifyInstance, FastifyServerOptions } from 'fastify'
+import { ByteSlab } from './bytes.js'
 
 /** A validator as fastify's compiler makes it (ajv): mutates `parentData[parentDataProperty]` as fastify's does. */
 export interface BodyValidator {
@@ -44,8 +45,8 @@ export interface FastRoute<S> {
   claim: (req: IncomingMessage) => S | undefined
   /** What the route's onRequest hook does (authentication, rate limit): throws to refuse. */
   admit: (state: S) => void
-  /** The handler: the 200 answer to an admitted request with a valid body, as JSON text; throws to refuse. */
-  answer: (state: S, body: Record<string, unknown>) => string | Promise<string>
+  /** The handler: the 200 answer to an admitted request with a valid body, as JSON text or its UTF-8 bytes; throws to refuse. May be async. */
+  answer: (state: S, body: Record<string, unknown>) => Answer | Promise<Answer>
   /** After the response is written, what the route's onResponse hooks do (metrics, stats). */
   served: (state: S, statusCode: number, ms: number) => void
 }
@@ -62,6 +63,9 @@ export interface FastLaneOptions {
 
 const JSON_UTF8 = 'application/json; charset=utf-8'
 
+/** An answer's JSON: as text, or as its UTF-8 bytes. */
+export type Answer = string | Uint8Array
+
 interface Lane {
   route: FastRoute<unknown>
   /** The instance (plugin context) the route is registered in: its validator compiler is the route's. */
@@ -73,8 +77,9 @@ export class FastLane {
   private readonly lanes = new Map<string, Lane>()
   private opts: FastLaneOptions | undefined
   private closing = false
-  /** Requests answered by the lane (tests and /metrics can tell the lane is in use). */
+  /** Requests answered by the lane (tests can tell the lane is in use). */
   served = 0
+  private readonly bytes = new ByteSlab()
 
   constructor (private readonly enabled: boolean) {}
 
@@ -139,7 +144,7 @@ export class FastLane {
 
   private respond (lane: Lane, state: unknown, text: string, res: ServerResponse, start: number): void {
     const { route } = lane
-    let out: string | Promise<string>
+    let out: Answer | Promise<Answer>
     try {
       route.admit(state)
       const holder: Record<string, unknown> = { body: (this.opts as FastLaneOptions).parse(text) }
@@ -152,7 +157,7 @@ export class FastLane {
       this.refuse(lane, state, err, res, start)
       return
     }
-    if (typeof out === 'string') this.send(lane, state, 200, out, undefined, res, start)
+    if (!(out instanceof Promise)) this.send(lane, state, 200, out, undefined, res, start)
     else out.then((json) => this.send(lane, state, 200, json, undefined, res, start), (err: unknown) => this.refuse(lane, state, err, res, start))
   }
 
@@ -161,11 +166,11 @@ export class FastLane {
     this.send(lane, state, r.statusCode, r.body, r.headers, res, start)
   }
 
-  private send (lane: Lane, state: unknown, statusCode: number, json: string, extra: Record<string, string> | undefined, res: ServerResponse, start: number): void {
+  private send (lane: Lane, state: unknown, statusCode: number, json: Answer, extra: Record<string, string> | undefined, res: ServerResponse, start: number): void {
     if (res.destroyed) return
-    // One flattening and one encoding of the (concatenated) text; node then writes the header and
-    // these bytes together, without joining them into another string.
-    const bytes = Buffer.from(json, 'utf8')
+    // Bytes, so that node writes the header and the body together without joining them into another
+    // string, and the body's length is known without a pass over the text.
+    const bytes = typeof json === 'string' ? this.bytes.join([json]) : json
     const headers: Record<string, string | number> = { 'content-type': JSON_UTF8, 'content-length': bytes.length, ...extra }
     res.writeHead(statusCode, headers)
     res.end(bytes)

@@ -32,9 +32,9 @@ import { bearerToken, errorReply, renderError, useJsonBodies } from '../shared/h
 import { FastLane } from '../shared/fast-lane.js'
 import { ServiceError, forbidden, unauthorized, unavailable } from '../shared/errors.js'
 import { hashKey, keyKind } from '../shared/keys.js'
-import { MemoryRateCounters } from '../shared/policy/index.js'
+import { MemoryRateCounters, type Decision } from '../shared/policy/index.js'
 import * as L from '../shared/contracts/legacy.js'
-import { EvaluateBody, HeartbeatBody, evaluateResponseJson, eventsBody, type ConfigResponse } from '../shared/contracts/v1.js'
+import { EvaluateBody, HeartbeatBody, evaluateResponseBytes, evaluateResponseJson, eventsBody, type ConfigResponse } from '../shared/contracts/v1.js'
 
 /** Request bodies at most, as on the control plane (413 above). */
 const BODY_LIMIT = 1024 * 1024 // 1 MiB
@@ -380,13 +380,13 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
       return a.entry.config
     })
 
-    /** A v1 decision with the agent's cached config, as the answer's JSON text. */
-    const decisionJson = (body: Record<string, unknown>, a: Caller, entry: CachedConfig): string => {
+    /** A v1 decision with the agent's cached config. */
+    const decideV1 = (body: Record<string, unknown>, a: Caller, entry: CachedConfig): Decision => {
       if (cache.isStale(entry)) refreshSoon(a.keyHash, a.key, a.agentId)
       const decision = entry.enforcer.decideV1(body)
       decisions.record(a.keyHash, a.agentId, body, decision)
       metrics.decision(decision.allowed ? 'allowed' : 'blocked')
-      return evaluateResponseJson(decision, body.context)
+      return decision
     }
     lane.add<Caller>(v1, {
       path: `${cpBase}/evaluate`,
@@ -395,7 +395,7 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
       admit: () => {},
       answer: (a, body) => {
         if (typeof body.agent_id === 'string' && body.agent_id !== a.agentId) throw forbidden('agent_id does not match the authenticated agent')
-        return decisionJson(body, a, a.entry as CachedConfig)
+        return evaluateResponseBytes(decideV1(body, a, a.entry as CachedConfig), body.context)
       },
       served: (a, statusCode, ms) => served(a.keyHash, ms, statusCode)
     })
@@ -409,7 +409,7 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
         return
       }
       // Serialised by hand, as on the control plane (the same text): a JSON string is sent as it is.
-      reply.type(JSON_UTF8).send(decisionJson(body, a, a.entry))
+      reply.type(JSON_UTF8).send(evaluateResponseJson(decideV1(body, a, a.entry), body.context))
     }
     // Not async: with the key known and the config cached, the decision is made and sent synchronously.
     v1.post('/evaluate', { schema: { body: EvaluateBody } }, (req, reply) => {

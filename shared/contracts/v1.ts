@@ -1,4 +1,5 @@
 /** The versioned REST contract (`/api/service/v1`), interface.md section 4.1. */
+import { ByteSlab } from '../bytes.js'
 import { Type, type Static } from '@sinclair/typebox'
 import type { Decision, PolicyResult as EnginePolicyResult } from '../policy/policy-set.js'
 import {
@@ -164,6 +165,8 @@ function restrictionsJson (r: Decision['restrictions']): string {
  */
 let lastResults: readonly EnginePolicyResult[] = []
 let lastResultsJson = ''
+/** lastResultsJson's UTF-8 bytes, made when first asked for. */
+let lastResultsBytes: Uint8Array | null = null
 
 function sameResults (a: readonly EnginePolicyResult[], b: readonly EnginePolicyResult[]): boolean {
   if (a.length !== b.length) return false
@@ -183,8 +186,21 @@ function resultsJson (results: readonly EnginePolicyResult[]): string {
   if (frozen) {
     lastResults = results.slice()
     lastResultsJson = flattened(json)
+    lastResultsBytes = null
   }
   return json
+}
+
+/** The answer's text around its list of policy results: what comes before the list, and after. */
+function responseEnds (d: Decision, context: unknown): [string, string] {
+  let warnings = ''
+  for (let i = 0; i < d.warnings.length; i++) warnings += (i === 0 ? '' : ',') + JSON.stringify(String(d.warnings[i]))
+  const restrictions = cachedJson(d.restrictions, () => restrictionsJson(d.restrictions))
+  const ctx = context !== null && typeof context === 'object' && !Array.isArray(context) ? JSON.stringify(context) : '{}'
+  return [
+    `{"allowed":${d.allowed ? 'true' : 'false'},"reason":${str(d.reason)},"policies_evaluated":[`,
+    `],"warnings":[${warnings}],"restrictions":${restrictions},"context":${ctx}}`
+  ]
 }
 
 /**
@@ -194,11 +210,25 @@ function resultsJson (results: readonly EnginePolicyResult[]): string {
  * pass result is frozen and reused by every decision, so its JSON is made once.
  */
 export function evaluateResponseJson (d: Decision, context: unknown): string {
-  let warnings = ''
-  for (let i = 0; i < d.warnings.length; i++) warnings += (i === 0 ? '' : ',') + JSON.stringify(String(d.warnings[i]))
-  const restrictions = cachedJson(d.restrictions, () => restrictionsJson(d.restrictions))
-  const ctx = context !== null && typeof context === 'object' && !Array.isArray(context) ? JSON.stringify(context) : '{}'
-  return `{"allowed":${d.allowed ? 'true' : 'false'},"reason":${str(d.reason)},"policies_evaluated":[${resultsJson(d.policies_evaluated)}],"warnings":[${warnings}],"restrictions":${restrictions},"context":${ctx}}`
+  const [head, tail] = responseEnds(d, context)
+  return head + resultsJson(d.policies_evaluated) + tail
+}
+
+const answerBytes = new ByteSlab()
+
+/**
+ * evaluateResponseJson's UTF-8 bytes (the fast lane sends bytes): the list of results, the bulk of
+ * an answer and the same from one decision to the next while they all pass, is encoded once and
+ * copied; only the rest of the answer is encoded per request.
+ */
+export function evaluateResponseBytes (d: Decision, context: unknown): Uint8Array {
+  const [head, tail] = responseEnds(d, context)
+  const results = resultsJson(d.policies_evaluated)
+  if (results === lastResultsJson && results !== '') {
+    lastResultsBytes ??= Buffer.from(results, 'utf8')
+    return answerBytes.join([head, lastResultsBytes, tail])
+  }
+  return answerBytes.join([head, results, tail])
 }
 
 export const EventV1 = Type.Object({

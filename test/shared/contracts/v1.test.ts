@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
 import fastJsonStringify from 'fast-json-stringify'
-import { EvaluateResponse, evaluateResponse, evaluateResponseJson } from '../../../shared/contracts/v1.js'
+import { EvaluateResponse, evaluateResponse, evaluateResponseBytes, evaluateResponseJson } from '../../../shared/contracts/v1.js'
 import { buildInputV1, compilePolicySet, type AgentInfo, type Decision, type PolicyResult } from '../../../shared/policy/index.js'
 
 /** What fastify would have sent for the route's response schema: the reference the fast path must equal. */
@@ -17,6 +17,7 @@ function same (t: Test, d: Decision, context: unknown, label: string): void {
   const json = evaluateResponseJson(d, context)
   t.equal(json, schemaSerialiser(evaluateResponse(d, context)), `${label}: the schema serialiser's exact text`)
   t.same(JSON.parse(json), JSON.parse(JSON.stringify(evaluateResponse(d, context))), `${label}: the same value as evaluateResponse`)
+  t.ok(Buffer.from(evaluateResponseBytes(d, context)).equals(Buffer.from(json, 'utf8')), `${label}: evaluateResponseBytes gives the text's UTF-8 bytes`)
 }
 
 t.test('evaluateResponseJson: equals the EvaluateResponse schema serialisation for every shape of decision', async (t) => {
@@ -82,5 +83,21 @@ t.test('evaluateResponseJson: real decisions of a compiled policy set, passing t
     const d = set.evaluate(buildInputV1(body, agent))
     t.equal(d.allowed, tool !== 'shell', `${label}: the decision`)
     same(t, d, body.context, label)
+  }
+})
+
+t.test('evaluateResponseBytes: the cached bytes of a list of results follow the list (a new list, a non-ASCII name, a block)', async (t) => {
+  const a = [pass('a1', 'alpha'), pass('a2', 'b\u00eata \u{1F600}')]
+  const b = [pass('b1', 'gamma')]
+  const cases: Array<[string, Decision, unknown]> = [
+    ['a first list', decision({ policies_evaluated: a.slice() }), { prompt: 'caf\u00e9' }],
+    ['the same list again (cached bytes)', decision({ policies_evaluated: a.slice() }), { n: 1 }],
+    ['another list', decision({ policies_evaluated: b }), {}],
+    ['the first list once more', decision({ policies_evaluated: a.slice() }), {}],
+    ['a block', decision({ allowed: false, reason: 'no', policies_evaluated: [pass('a1', 'alpha'), { id: 'f', name: 'f', type: 'custom', result: 'fail', message: 'no' }] }), {}],
+    ['no results', decision(), { x: [1, 2] }]
+  ]
+  for (const [label, d, context] of cases) {
+    t.equal(Buffer.from(evaluateResponseBytes(d, context)).toString('utf8'), evaluateResponseJson(d, context), label)
   }
 })
