@@ -53,6 +53,9 @@ export async function main (argv: string[], out: NodeJS.WritableStream = process
       return await controlPlaneCommand(rest, out, err)
     }
     if (command === 'sidecar') {
+      // V8's memory settings go first, before loading the sidecar grows the young generation.
+      const { limitSidecarMemory } = await import('../../sidecar/memory.js')
+      limitSidecarMemory()
       const { sidecarCommand } = await import('../../sidecar/main.js')
       return await sidecarCommand(rest, out, err)
     }
