@@ -129,7 +129,12 @@ export class FastLane {
     if (!isJson(headers['content-type']) || headers['transfer-encoding'] !== undefined) return false
     const length = Number(headers['content-length'])
     if (!(length > 0 && length <= opts.bodyLimit)) return false
-    const state = lane.route.claim(req)
+    let state: unknown
+    try {
+      state = lane.route.claim(req)
+    } catch {
+      return false // a claim that fails is no claim: fastify answers, as it would without the lane
+    }
     if (state === undefined) return false
     const start = performance.now()
     const chunks: Buffer[] = []

@@ -71,7 +71,10 @@ async function build (enabled = true, options: { keepAliveTimeout?: number } = {
     lane.add<Caller>(api, {
       path: '/api/echo',
       bodySchema: EchoBody,
-      claim: (req) => req.headers['x-claim'] === 'no' ? undefined : { token: String(req.headers['x-token']) },
+      claim: (req) => {
+        if (req.headers['x-claim'] === 'throw') throw new Error('the claim failed')
+        return req.headers['x-claim'] === 'no' ? undefined : { token: String(req.headers['x-token']) }
+      },
       admit: (c) => admitToken(c.token),
       answer: (_c, body) => answer(body),
       served: (_c, status) => { served.push(status) }
@@ -162,6 +165,7 @@ t.test('requests the lane takes: the same status, content type, Retry-After and 
 /** Requests the lane leaves to fastify, before reading their bodies. */
 const LEFT: Array<[string, Sent, number]> = [
   ['a request the route does not claim', { body: JSON.stringify({ name: 'ada' }), headers: { 'x-claim': 'no' } }, 200],
+  ['a claim that throws', { body: JSON.stringify({ name: 'ada' }), headers: { 'x-claim': 'throw' } }, 200],
   ['another media type (415)', { body: 'name=ada', headers: { 'content-type': 'text/plain' } }, 415],
   ['an unusual spelling of the JSON media type', { body: JSON.stringify({ name: 'ada' }), headers: { 'content-type': 'application/json; charset="utf-8"' } }, 200],
   ['a query string', { path: '/api/echo?x=1', body: JSON.stringify({ name: 'ada' }) }, 200],
@@ -216,7 +220,7 @@ t.test('a lane built disabled (debug logging) takes nothing', async (t) => {
   t.same(res, await throughFastify(b, { body: JSON.stringify({ name: 'ada' }) }))
 })
 
-t.test('the lane closes with its app: from preClose on, fastify answers (503 while it drains)', async (t) => {
+t.test('the lane closes with its app: from preClose on, it takes nothing', async (t) => {
   const b = await build()
   t.equal(b.lane.open, true)
   await b.app.close()
