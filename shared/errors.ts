@@ -61,6 +61,11 @@ export const rateLimited = (retryAfter: number): ServiceError =>
 export const unavailable = (message: string, retryAfter = 1): ServiceError =>
   new ServiceError('service_unavailable', message, undefined, retryAfter)
 
+/** 403 unless `claimed` (an `agent_id` of the path or body), when given, names the authenticated agent. */
+export function ensureOwnAgentId (authenticated: string, claimed: string | undefined): void {
+  if (claimed !== undefined && claimed !== authenticated) throw forbidden('agent_id does not match the authenticated agent')
+}
+
 /** The code for an HTTP status fastify (or a plugin) chose. */
 export function codeForStatus (status: number): ErrorCode {
   for (const [code, s] of Object.entries(ERROR_CODES)) if (s === status) return code as ErrorCode

@@ -30,7 +30,7 @@ import { SidecarMetrics } from './metrics.js'
 import { ConfigWatch } from './config-watch.js'
 import { bearerToken, errorReply, renderError, useJsonBodies } from '../shared/http.js'
 import { FastLane } from '../shared/fast-lane.js'
-import { ServiceError, forbidden, unauthorized, unavailable } from '../shared/errors.js'
+import { ServiceError, ensureOwnAgentId, unauthorized, unavailable } from '../shared/errors.js'
 import { hashKey, keyKind } from '../shared/keys.js'
 import { MemoryRateCounters, type Decision } from '../shared/policy/index.js'
 import * as L from '../shared/contracts/legacy.js'
@@ -257,7 +257,7 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
     const keyHash = hashKey(key)
     const known = keys.get(keyHash)
     if (known !== undefined) {
-      if (agentId !== undefined && agentId !== known.agentId) throw forbidden('agent_id does not match the authenticated agent')
+      ensureOwnAgentId(known.agentId, agentId)
       return { keyHash, key, agentId: known.agentId, entry: cache.get(keyHash) }
     }
     return verify(key, keyHash, agentId)
@@ -394,7 +394,7 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
       claim: (req) => knownCaller(req.headers[names.key], 'agentV1'),
       admit: () => {},
       answer: (a, body) => {
-        if (typeof body.agent_id === 'string' && body.agent_id !== a.agentId) throw forbidden('agent_id does not match the authenticated agent')
+        ensureOwnAgentId(a.agentId, typeof body.agent_id === 'string' ? body.agent_id : undefined)
         return evaluateResponseBytes(decideV1(body, a, a.entry as CachedConfig), body.context)
       },
       served: (a, statusCode, ms) => served(a.keyHash, ms, statusCode)

@@ -5,7 +5,7 @@
  * compared again in constant time. Only `active` and `provisioning` agents authenticate.
  */
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
-import { forbidden, rateLimited, unauthorized } from '../../shared/errors.js'
+import { ensureOwnAgentId, forbidden, rateLimited, unauthorized } from '../../shared/errors.js'
 import { bearerToken } from '../../shared/http.js'
 import { hashKey, keyKind, safeEqual, verifyBootstrapToken, type KeyKind } from '../../shared/keys.js'
 import type { AgentRecord, Store, Tenant } from '../store/store.js'
@@ -130,9 +130,7 @@ export class Authenticator {
 
 /** 403 unless `agentId` (path or body) names the authenticated agent. */
 export function ensureOwnAgent (agent: AgentRecord, agentId: string | undefined): void {
-  if (agentId !== undefined && agentId !== agent.agent_id) {
-    throw forbidden('agent_id does not match the authenticated agent')
-  }
+  ensureOwnAgentId(agent.agent_id, agentId)
 }
 
 /**

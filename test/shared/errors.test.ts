@@ -1,6 +1,6 @@
 import t from 'tap'
 import {
-  ERROR_CODES, ServiceError, badRequest, codeForStatus, conflict, forbidden, notFound, rateLimited, unauthorized, unavailable,
+  ERROR_CODES, ServiceError, badRequest, codeForStatus, conflict, ensureOwnAgentId, forbidden, notFound, rateLimited, unauthorized, unavailable,
   type ErrorCode
 } from '../../shared/errors.js'
 
@@ -85,4 +85,11 @@ t.test('codeForStatus: statuses outside the catalogue fall back to internal (5xx
   t.equal(codeForStatus(501), 'internal')
   t.equal(codeForStatus(502), 'internal')
   t.equal(codeForStatus(504), 'internal')
+})
+
+t.test('ensureOwnAgentId: no claim or the same id passes; another id is 403', async (t) => {
+  t.doesNotThrow(() => ensureOwnAgentId('bot-1', undefined), 'no agent_id given')
+  t.doesNotThrow(() => ensureOwnAgentId('bot-1', 'bot-1'), 'the same agent')
+  t.throws(() => ensureOwnAgentId('bot-1', 'bot-2'), { code: 'forbidden', statusCode: 403, message: 'agent_id does not match the authenticated agent' })
+  t.throws(() => ensureOwnAgentId('bot-1', ''), { statusCode: 403 }, 'an empty id is another id')
 })
