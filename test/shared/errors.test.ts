@@ -91,5 +91,5 @@ t.test('ensureOwnAgentId: no claim or the same id passes; another id is 403', as
   t.doesNotThrow(() => ensureOwnAgentId('bot-1', undefined), 'no agent_id given')
   t.doesNotThrow(() => ensureOwnAgentId('bot-1', 'bot-1'), 'the same agent')
   t.throws(() => ensureOwnAgentId('bot-1', 'bot-2'), { code: 'forbidden', statusCode: 403, message: 'agent_id does not match the authenticated agent' })
-  t.throws(() => ensureOwnAgentId('bot-1', ''), { statusCode: 403 }, 'an empty id is another id')
+  t.throws(() => ensureOwnAgentId('bot-1', ''), { statusCode: 403, message: 'agent_id does not match the authenticated agent' }, 'an empty id is another id')
 })
