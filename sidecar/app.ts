@@ -487,7 +487,7 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
       const d = entry.enforcer.decideLegacy(body)
       decisions.recordLegacy(a.keyHash, a.agentId, body, d, evaluationId)
       metrics.decision(d.allowed ? 'allowed' : 'blocked')
-      return JSON.stringify({ allowed: d.allowed, reason: d.reason, policies_evaluated: d.policies_evaluated.length, restrictions: d.restrictions, warnings: d.warnings, evaluation_id: evaluationId })
+      return L.evaluateResponseJson(d, evaluationId)
     }
     lane.add<Caller>(legacy, {
       path: `${legacyBase}/evaluate`,

@@ -73,8 +73,16 @@ export class Authenticator {
    * effect (nothing counted, nothing fetched); else undefined, and fastify's route takes the request.
    */
   cachedV1 (header: unknown): CachedCaller | undefined {
-    const key = typeof header === 'string' ? header.trim() : ''
-    if (keyKind(key) !== 'agentV1') return undefined
+    return this.cached(typeof header === 'string' ? header.trim() : undefined, 'agentV1')
+  }
+
+  /** cachedV1 for a legacy request (`Authorization: Bearer zk_live_...`). */
+  cachedLegacy (authorization: unknown): CachedCaller | undefined {
+    return this.cached(bearerToken(authorization), 'agentLegacy')
+  }
+
+  private cached (key: string | undefined, kind: KeyKind): CachedCaller | undefined {
+    if (key === undefined || keyKind(key) !== kind) return undefined
     const hash = hashKey(key)
     const agent = this.directory.cachedAgent(hash)
     return agent == null ? undefined : { hash, agent }

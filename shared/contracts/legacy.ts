@@ -1,6 +1,7 @@
 /** The legacy REST contract (`/api/service/`), interface.md section 4.2. */
 import { Type, type Static } from '@sinclair/typebox'
-import { ConfigResponse as V1ConfigResponse } from './v1.js'
+import { ConfigResponse as V1ConfigResponse, decisionListsJson, jsonStringOrNull } from './v1.js'
+import type { Decision } from '../policy/policy-set.js'
 import { StringEnum, AgentId, Capabilities, FreeObject, Hash, HealthValue, Metrics, ShortString, Timestamp } from './common.js'
 
 export const RegisterBody = Type.Object({
@@ -57,6 +58,17 @@ export const EvaluateResponse = Type.Object({
   warnings: Type.Array(Type.String()),
   evaluation_id: Type.String()
 })
+
+/**
+ * The legacy /evaluate answer of a decision as JSON text, exactly the EvaluateResponse schema's
+ * serialisation (tested against it), built without the schema serialiser, as v1's is. The schema
+ * serialiser writes the optional `reason` after the required fields; so does this.
+ */
+export function evaluateResponseJson (d: Decision, evaluationId: string): string {
+  const { warnings, restrictions } = decisionListsJson(d)
+  return `{"allowed":${d.allowed ? 'true' : 'false'},"policies_evaluated":${d.policies_evaluated.length},"restrictions":${restrictions},` +
+    `"warnings":${warnings},"evaluation_id":${JSON.stringify(evaluationId)},"reason":${jsonStringOrNull(d.reason)}}`
+}
 
 export const ConfigResponse = Type.Object({
   agent_id: Type.String(),

@@ -146,7 +146,9 @@ function cachedJson (value: object, serialise: () => string): string {
   return json
 }
 
-const str = (s: string | null): string => s === null ? 'null' : JSON.stringify(s)
+/** A `string | null` field's JSON. */
+export const jsonStringOrNull = (s: string | null): string => s === null ? 'null' : JSON.stringify(s)
+const str = jsonStringOrNull
 
 function policyResultJson (r: EnginePolicyResult): string {
   return `{"id":${str(r.id)},"name":${str(r.name)},"type":${str(r.type)},"result":${str(r.result)},"message":${str(r.message)}}`
@@ -192,14 +194,22 @@ function resultsJson (results: readonly EnginePolicyResult[]): string {
 }
 
 /** The answer's text around its list of policy results: what comes before the list, and after. */
-function responseEnds (d: Decision, context: unknown): [string, string] {
+/**
+ * The JSON of a decision's `warnings` (an array of strings) and `restrictions` (the schema's key
+ * order; frozen restrictions serialised once): the same in the v1 and the legacy answers.
+ */
+export function decisionListsJson (d: Decision): { warnings: string, restrictions: string } {
   let warnings = ''
   for (let i = 0; i < d.warnings.length; i++) warnings += (i === 0 ? '' : ',') + JSON.stringify(String(d.warnings[i]))
-  const restrictions = cachedJson(d.restrictions, () => restrictionsJson(d.restrictions))
+  return { warnings: `[${warnings}]`, restrictions: cachedJson(d.restrictions, () => restrictionsJson(d.restrictions)) }
+}
+
+function responseEnds (d: Decision, context: unknown): [string, string] {
+  const { warnings, restrictions } = decisionListsJson(d)
   const ctx = context !== null && typeof context === 'object' && !Array.isArray(context) ? JSON.stringify(context) : '{}'
   return [
     `{"allowed":${d.allowed ? 'true' : 'false'},"reason":${str(d.reason)},"policies_evaluated":[`,
-    `],"warnings":[${warnings}],"restrictions":${restrictions},"context":${ctx}}`
+    `],"warnings":${warnings},"restrictions":${restrictions},"context":${ctx}}`
   ]
 }
 

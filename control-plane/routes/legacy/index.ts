@@ -8,7 +8,7 @@ import * as L from '../../../shared/contracts/legacy.js'
 import { errorResponses } from '../../../shared/contracts/common.js'
 import { buildInputLegacy } from '../../../shared/policy/index.js'
 import type { RouteOptions } from '../../services.js'
-import { agentHook, agentOf } from '../../auth/agent-auth.js'
+import { agentHook, agentOf, type CachedCaller } from '../../auth/agent-auth.js'
 import { LEGACY_HEARTBEAT_SECONDS } from '../../health/monitor.js'
 import { SECRETS_TTL_MS } from '../v1/secrets.js'
 import { serveConfigWatch, watchStreams } from '../v1/config-watch.js'
@@ -16,6 +16,8 @@ import { configResponse, type AgentPolicies } from '../../policies/directory.js'
 import type { AgentRecord } from '../../store/store.js'
 
 export const LEGACY_CACHE_TTL = 300
+
+const JSON_UTF8 = 'application/json; charset=utf-8'
 
 function legacySettings (): { cache_ttl: number, heartbeat_interval_seconds: number, event_batch_size: number, event_flush_interval_seconds: number } {
   return { cache_ttl: LEGACY_CACHE_TTL, heartbeat_interval_seconds: LEGACY_HEARTBEAT_SECONDS, event_batch_size: 100, event_flush_interval_seconds: 5 }
@@ -46,7 +48,7 @@ function legacyConfig (agent: AgentRecord, ap: AgentPolicies): Record<string, un
 }
 
 export async function legacyRoutes (app: FastifyInstance, { services }: RouteOptions): Promise<void> {
-  const { auth, agents, directory, ingest, metrics, config, legacyServed } = services
+  const { auth, agents, directory, ingest, metrics, config, legacyServed, lane } = services
   const legacyAuth = agentHook((req) => auth.legacyAgent(req))
 
   app.post('/register', {
@@ -76,6 +78,42 @@ export async function legacyRoutes (app: FastifyInstance, { services }: RouteOpt
     return { agent_id: agent.agent_id, api_key: key.key, api_key_prefix: key.prefix, config: legacySettings(), policies: ap.legacy }
   })
 
+  /**
+   * A legacy decision, kept in the interaction log under its `evaluation_id` (written off the
+   * request path), as the answer's JSON text (serialised by hand; the route's schema documents it).
+   */
+  const decide = (agent: AgentRecord, ap: AgentPolicies, body: L.EvaluateBody): string => {
+    const raw = ap.set.evaluate(buildInputLegacy(body as Record<string, unknown>, ap.info))
+    const d = raw.allowed ? raw : directory.approvals.forBlocked(agent, raw, (body.context as { tool?: unknown } | undefined)?.tool, body.request_type, body)
+    metrics.decision('legacy', d.allowed)
+    const evaluationId = `eval_${randomBytes(12).toString('base64url')}`
+    ingest.writeLater([{
+      id: evaluationId,
+      tenant_id: agent.tenant_id,
+      agent_uuid: agent.id,
+      allowed: d.allowed,
+      reason: d.reason,
+      request: body,
+      decision: {
+        allowed: d.allowed,
+        reason: d.reason,
+        policies_evaluated: d.policies_evaluated.length,
+        restrictions: d.restrictions,
+        warnings: d.warnings,
+        evaluation_id: evaluationId,
+        policies: d.policies_evaluated
+      },
+      created_at: new Date().toISOString()
+    }])
+    return L.evaluateResponseJson(d, evaluationId)
+  }
+  /** Synchronous once the agent's policies are compiled (every request but its first). */
+  const evaluate = (agent: AgentRecord, body: L.EvaluateBody): string | Promise<string> => {
+    const ap = directory.compiledFor(agent)
+    if (ap !== undefined) return decide(agent, ap, body)
+    return directory.forAgent(agent).then((compiled) => decide(agent, compiled, body))
+  }
+
   app.post('/evaluate', {
     onRequest: legacyAuth,
     schema: {
@@ -84,33 +122,23 @@ export async function legacyRoutes (app: FastifyInstance, { services }: RouteOpt
       body: L.EvaluateBody,
       response: { 200: L.EvaluateResponse, ...errorResponses(400, 401, 413, 415, 429) }
     }
-  }, async (req) => {
-    const agent = agentOf(req)
-    const body = req.body as L.EvaluateBody
-    const ap = await directory.forAgent(agent)
-    const raw = ap.set.evaluate(buildInputLegacy(body as Record<string, unknown>, ap.info))
-    const d = raw.allowed ? raw : directory.approvals.forBlocked(agent, raw, (body.context as { tool?: unknown } | undefined)?.tool, body.request_type, body)
-    metrics.decision('legacy', d.allowed)
-    const evaluationId = `eval_${randomBytes(12).toString('base64url')}`
-    const response = {
-      allowed: d.allowed,
-      reason: d.reason,
-      policies_evaluated: d.policies_evaluated.length,
-      restrictions: d.restrictions,
-      warnings: d.warnings,
-      evaluation_id: evaluationId
+  }, (req, reply) => {
+    const json = evaluate(agentOf(req), req.body as L.EvaluateBody)
+    if (typeof json === 'string') {
+      reply.type(JSON_UTF8).send(json)
+      return
     }
-    ingest.writeLater([{
-      id: evaluationId,
-      tenant_id: agent.tenant_id,
-      agent_uuid: agent.id,
-      allowed: d.allowed,
-      reason: d.reason,
-      request: body,
-      decision: { ...response, policies: d.policies_evaluated },
-      created_at: new Date().toISOString()
-    }])
-    return response
+    return json.then((text) => { reply.type(JSON_UTF8).send(text) })
+  })
+  // The fast lane answers an agent whose key is cached (shared/fast-lane.ts), with the same steps.
+  const evaluatePath = `${app.prefix}/evaluate`
+  lane.add<CachedCaller>(app, {
+    path: evaluatePath,
+    bodySchema: L.EvaluateBody,
+    claim: (req) => auth.cachedLegacy(req.headers.authorization),
+    admit: (caller) => { auth.admitCached(caller) },
+    answer: (caller, body) => evaluate(caller.agent, body as L.EvaluateBody),
+    served: (_caller, statusCode, ms) => metrics.observe('POST', evaluatePath, statusCode, ms / 1000)
   })
 
   app.get('/config', {

@@ -140,3 +140,45 @@ t.test('requests the lane must not take reach fastify: unknown keys, no key, ano
   t.equal(text.status, 415)
   t.equal(ta.app.services.lane.served, n, 'none of them taken by the lane')
 })
+
+t.test('legacy /evaluate: the lane answers as fastify does (but for the eval_ id) and keeps every evaluation in the log', async (t) => {
+  const ta = await testApp()
+  t.teardown(() => ta.close())
+  await withPolicies(ta)
+  const { key } = await ta.registerLegacy()
+  const url = await listening(ta)
+  const headers = { authorization: `Bearer ${key}` }
+  const path = '/api/service/evaluate'
+  const lane = ta.app.services.lane
+  const withoutId = (a: Answer): Answer => ({ ...a, body: a.body.replace(/"evaluation_id":"eval_[A-Za-z0-9_-]+"/, '"evaluation_id":"-"') })
+
+  const first = await postOverHttp(url, path, headers, JSON.stringify({ request_type: 'llm_call', model: 'gpt-4o' }))
+  t.equal(first.status, 200)
+  const n = lane.served
+  const ids: string[] = []
+  const cases: Array<[string, unknown, number]> = [
+    ['allowed', { request_type: 'tool_call', context: { tool: 'search' }, model: 'gpt-4o' }, 200],
+    ['blocked by a tool policy', { request_type: 'tool_call', context: { tool: 'shell' } }, 200],
+    ['no request_type (400)', { model: 'gpt-4o' }, 400],
+    ['tokens_requested of the wrong type (400)', { request_type: 'llm_call', tokens_requested: 'many' }, 400]
+  ]
+  for (const [name, body, status] of cases) {
+    const text = JSON.stringify(body)
+    const before = lane.served
+    const viaLane = await postOverHttp(url, path, headers, text)
+    t.equal(lane.served, before + 1, `${name}: answered by the lane`)
+    t.equal(viaLane.status, status, `${name}: ${status}`)
+    t.same(withoutId(viaLane), withoutId(await postThroughFastify(ta.app, path, headers, text)), `${name}: the same answer as fastify's`)
+    if (status === 200) ids.push((JSON.parse(viaLane.body) as { evaluation_id: string }).evaluation_id)
+  }
+  t.equal(lane.served, n + cases.length)
+  // Every evaluation answered by the lane is in the interaction log (written off the request path).
+  let found = 0
+  for (let i = 0; i < 100 && found < ids.length; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    found = (await Promise.all(ids.map(async (id) => await ta.app.services.store.getEvaluation(DEFAULT_TENANT_ID, id)))).filter((r) => r !== undefined).length
+  }
+  t.equal(found, ids.length, 'each lane evaluation is kept under its evaluation_id')
+  const blocked = await ta.app.services.store.getEvaluation(DEFAULT_TENANT_ID, ids[1] as string)
+  t.match(blocked, { allowed: false, reason: /shell/ }, 'the block is logged as a block')
+})
