@@ -104,11 +104,7 @@ export async function buildApp (config: ControlPlaneConfig, deps: AppDeps = {}):
   lane.attach(app, {
     bodyLimit: config.bodyLimit,
     parse: useJsonBodies(app, config.bodyLimit),
-    renderError: (err) => {
-      const r = renderError(err)
-      if (r.statusCode >= 500) log.error({ err }, 'request failed')
-      return r
-    }
+    renderError: (err) => renderError(err, log)
   })
   app.addHook('onResponse', (req, reply, done) => {
     const seconds = reply.elapsedTime / 1000

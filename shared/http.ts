@@ -145,8 +145,12 @@ export function errorReply (err: FastifyError): { body: ErrorBody, retryAfter: s
   return { body: errorBody(err), retryAfter }
 }
 
-/** errorReply as text, for answers written without fastify (the fast lane). */
-export function renderError (err: unknown): { statusCode: number, body: string, headers?: Record<string, string> } {
+/**
+ * errorReply as text, for answers written without fastify (the fast lane); a 5xx is logged to `log`
+ * when given, as the servers' error handlers log theirs.
+ */
+export function renderError (err: unknown, log?: { error: (obj: object, msg: string) => void }): { statusCode: number, body: string, headers?: Record<string, string> } {
   const { body, retryAfter } = errorReply(err as FastifyError)
+  if (body.statusCode >= 500) log?.error({ err }, 'request failed')
   return { statusCode: body.statusCode, body: JSON.stringify(body), ...(retryAfter !== undefined ? { headers: { 'retry-after': retryAfter } } : {}) }
 }

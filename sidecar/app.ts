@@ -157,11 +157,7 @@ export async function buildSidecar (config: SidecarConfig): Promise<FastifyInsta
   lane.attach(app, {
     bodyLimit: BODY_LIMIT,
     parse,
-    renderError: (err) => {
-      const r = renderError(err)
-      if (r.statusCode >= 500) log.error({ err }, 'request failed')
-      return r
-    }
+    renderError: (err) => renderError(err, log)
   })
 
   /** Relays a control-plane answer as it is. */

@@ -1,6 +1,7 @@
 import t, { type Test } from 'tap'
 import Fastify, { type FastifyError } from 'fastify'
-import { MAX_BODY_DEPTH, errorBody, jsonTextDepth, moreBracketsThan, useJsonBodies } from '../../shared/http.js'
+import { MAX_BODY_DEPTH, errorBody, jsonTextDepth, moreBracketsThan, renderError, useJsonBodies } from '../../shared/http.js'
+import { ServiceError } from '../../shared/errors.js'
 
 /** A fastify app with the servers' JSON body handling, echoing what it parsed. */
 async function echoApp (t: Test) {
@@ -104,4 +105,16 @@ t.test('useJsonBodies: a body that is not JSON is 415', async (t) => {
   const res = await app.inject({ method: 'POST', url: '/echo', headers: { 'content-type': 'text/plain' }, payload: 'hello' })
   t.equal(res.statusCode, 415)
   t.equal(res.json().error, 'unsupported_media_type')
+})
+
+t.test('renderError: the catalogue body as text with Retry-After; a 5xx (only) goes to the log given', async (t) => {
+  const logged: Array<[object, string]> = []
+  const log = { error: (obj: object, msg: string) => { logged.push([obj, msg]) } }
+  const limited = renderError(new ServiceError('rate_limited', 'slow down', undefined, 3), log)
+  t.same(limited, { statusCode: 429, body: JSON.stringify({ statusCode: 429, error: 'rate_limited', message: 'slow down' }), headers: { 'retry-after': '3' } })
+  const failed = renderError(new Error('disk on fire'), log)
+  t.same(JSON.parse(failed.body), { statusCode: 500, error: 'internal', message: 'internal error' }, 'no detail in the answer')
+  t.equal(logged.length, 1, 'the 5xx alone is logged')
+  t.match(logged[0], [{ err: { message: 'disk on fire' } }, 'request failed'])
+  t.doesNotThrow(() => renderError(new Error('x')), 'no log given: nothing logged')
 })
